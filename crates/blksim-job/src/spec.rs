@@ -1,0 +1,357 @@
+//! Typed fio job description. Field names follow fio's option names; defaults are fio's
+//! (`options.c`), see `../shared/reference/fio-and-traces.md` §2.
+
+/// Data direction index, as fio's `enum fio_ddir` (DDIR_READ=0, DDIR_WRITE=1, DDIR_TRIM=2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ddir {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Ddir {
+    pub const ALL: [Ddir; 3] = [Ddir::Read, Ddir::Write, Ddir::Trim];
+    pub fn idx(self) -> usize {
+        self as usize
+    }
+}
+
+/// fio's `rw=` pattern (without the `:N` suffix, which is [`JobSpec::rw_seq_skip`] /
+/// [`JobSpec::rw_nr_random`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwPattern {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// `rw` / `readwrite`: sequential mixed.
+    ReadWrite,
+    /// `randrw`: random mixed.
+    RandRw,
+    TrimWrite,
+    RandTrimWrite,
+}
+
+impl RwPattern {
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwPattern::RandRead
+                | RwPattern::RandWrite
+                | RwPattern::RandTrim
+                | RwPattern::RandRw
+                | RwPattern::RandTrimWrite
+        )
+    }
+    pub fn has_read(self) -> bool {
+        matches!(self, RwPattern::Read | RwPattern::RandRead | RwPattern::ReadWrite | RwPattern::RandRw)
+    }
+    pub fn has_write(self) -> bool {
+        matches!(
+            self,
+            RwPattern::Write
+                | RwPattern::RandWrite
+                | RwPattern::ReadWrite
+                | RwPattern::RandRw
+                | RwPattern::TrimWrite
+                | RwPattern::RandTrimWrite
+        )
+    }
+    pub fn has_trim(self) -> bool {
+        matches!(
+            self,
+            RwPattern::Trim | RwPattern::RandTrim | RwPattern::TrimWrite | RwPattern::RandTrimWrite
+        )
+    }
+    /// fio's text for the pattern as printed in the job header line (`rw=randread`).
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            RwPattern::Read => "read",
+            RwPattern::Write => "write",
+            RwPattern::Trim => "trim",
+            RwPattern::RandRead => "randread",
+            RwPattern::RandWrite => "randwrite",
+            RwPattern::RandTrim => "randtrim",
+            RwPattern::ReadWrite => "rw",
+            RwPattern::RandRw => "randrw",
+            RwPattern::TrimWrite => "trimwrite",
+            RwPattern::RandTrimWrite => "randtrimwrite",
+        }
+    }
+}
+
+/// One entry of `bssplit`: block size and percentage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BsSplit {
+    pub bs: u64,
+    pub pct: u32,
+}
+
+/// How block sizes are chosen for one direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BsSpec {
+    /// `bsrange` low/high (equal for a fixed `bs`).
+    pub min: u64,
+    pub max: u64,
+    /// Non-empty when `bssplit` was given; percentages resolved (sum 100).
+    pub split: Vec<BsSplit>,
+}
+
+impl BsSpec {
+    pub fn fixed(bs: u64) -> Self {
+        BsSpec { min: bs, max: bs, split: Vec::new() }
+    }
+}
+
+/// `random_distribution=`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RandomDistribution {
+    Random,
+    /// `zipf:theta[:center]`
+    Zipf { theta: f64, center: f64 },
+    /// `pareto:h[:center]`
+    Pareto { h: f64, center: f64 },
+    /// `normal:dev_pct[:center]`
+    Normal { dev_pct: f64, center: f64 },
+    /// `zoned:pct/range%:...` per direction (index by Ddir).
+    Zoned { zones: [Vec<Zone>; 3] },
+    /// `zoned_abs:pct/size:...`
+    ZonedAbs { zones: [Vec<ZoneAbs>; 3] },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Zone {
+    /// Share of I/Os, percent.
+    pub access_pct: u32,
+    /// Share of the region, percent.
+    pub size_pct: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ZoneAbs {
+    pub access_pct: u32,
+    pub size: u64,
+}
+
+/// `ioengine=`: only how it keeps I/O in flight matters to the simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoEngine {
+    /// sync, psync, vsync, pvsync, pvsync2: one I/O in flight whatever `iodepth` says.
+    Sync(&'static str),
+    /// libaio, io_uring, posixaio: `iodepth` in flight.
+    Async(&'static str),
+    /// null: completes at submission, no device involved.
+    Null,
+}
+
+impl IoEngine {
+    pub fn name(&self) -> &'static str {
+        match self {
+            IoEngine::Sync(n) | IoEngine::Async(n) => n,
+            IoEngine::Null => "null",
+        }
+    }
+    pub fn is_sync(&self) -> bool {
+        matches!(self, IoEngine::Sync(_))
+    }
+}
+
+/// A value that may be given as bytes or as a percentage of the file/device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeOrPct {
+    Bytes(u64),
+    /// Percent in 1/1000 units? No: whole percent × 1000 to keep fractional percents exact.
+    PctMilli(u64),
+}
+
+/// One job (after `[global]` has been applied and `numjobs` NOT yet expanded).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    /// Where the `[section]` came from (file:line, or `<command line>`), for messages.
+    pub origin: String,
+    pub rw: RwPattern,
+    /// `rw=...:N` for sequential patterns: bytes added after each I/O (may be negative).
+    pub rw_seq_skip: i64,
+    /// `rw=rand...:N` for random patterns: new random offset every N I/Os (1 = every I/O).
+    pub rw_nr_random: u32,
+    /// `rw_sequencer=identical` (false = sequential).
+    pub rw_sequencer_identical: bool,
+    /// Percentage of reads in mixed workloads (`rwmixread`, or 100 - `rwmixwrite`).
+    pub rwmixread: u32,
+    /// Per-direction block sizes (index by [`Ddir`]).
+    pub bs: [BsSpec; 3],
+    /// Per-direction `blockalign` (None = minimum bs of that direction).
+    pub blockalign: [Option<u64>; 3],
+    pub bs_unaligned: bool,
+    /// `size`: None = the whole device (minus offset).
+    pub size: Option<SizeOrPct>,
+    /// `io_size`/`io_limit`.
+    pub io_size: Option<u64>,
+    pub offset: SizeOrPct,
+    pub offset_increment: u64,
+    pub filesize: Option<u64>,
+    pub nrfiles: u32,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub numjobs: u32,
+    pub iodepth: u32,
+    /// 0 means `iodepth` (fio semantics).
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    /// 0 means = complete_min... fio: default = complete_min.
+    pub iodepth_batch_complete_max: u32,
+    /// None = iodepth.
+    pub iodepth_low: Option<u32>,
+    pub ioengine: IoEngine,
+    pub direct: bool,
+    pub thread: bool,
+    pub group_reporting: bool,
+    /// Nanoseconds; 0 = unlimited.
+    pub runtime_ns: u64,
+    pub time_based: bool,
+    pub ramp_time_ns: u64,
+    /// `startdelay` (low, high) in ns; a range picks at random.
+    pub startdelay_ns: (u64, u64),
+    pub loops: u32,
+    pub randrepeat: bool,
+    pub randseed: u64,
+    /// True when `randseed` was given explicitly.
+    pub randseed_set: bool,
+    pub norandommap: bool,
+    pub number_ios: u64,
+    pub random_distribution: RandomDistribution,
+    /// `percentage_random` per direction.
+    pub percentage_random: [u32; 3],
+    /// `percentile_list` (percent values).
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// Per-direction `rate_iops` (0 = unlimited).
+    pub rate_iops: [u64; 3],
+    /// Per-direction `rate` in bytes/s (0 = unlimited).
+    pub rate: [u64; 3],
+    /// `rate_process=poisson`.
+    pub rate_poisson: bool,
+    /// `thinktime` in ns.
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u32,
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    /// `ioscheduler=`: the elevator to select, None = the device profile's default.
+    pub ioscheduler: Option<String>,
+    /// `stonewall`/`wait_for_previous`: wait for all earlier jobs and start a new group.
+    pub stonewall: bool,
+    pub new_group: bool,
+    /// `kb_base` (1024 or 1000) and `unit_base` (0 auto, 8 bytes, 1 bits) for output.
+    pub kb_base: u32,
+    pub unit_base: u32,
+    pub gtod_reduce: bool,
+    /// `unified_rw_reporting`: "none", "mixed", "both".
+    pub unified_rw_reporting: String,
+    /// `verify=` method name (None = off) and `do_verify`.
+    pub verify: Option<String>,
+    pub do_verify: bool,
+    /// Options exactly as written (key, value) in order, for the JSON "job options" object.
+    pub raw_options: Vec<(String, String)>,
+    /// Accepted-but-ignored options, with a one-line note each (printed once to stderr).
+    pub notes: Vec<String>,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            name: String::new(),
+            origin: String::new(),
+            rw: RwPattern::Read,
+            rw_seq_skip: 0,
+            rw_nr_random: 1,
+            rw_sequencer_identical: false,
+            rwmixread: 50,
+            bs: [BsSpec::fixed(4096), BsSpec::fixed(4096), BsSpec::fixed(4096)],
+            blockalign: [None, None, None],
+            bs_unaligned: false,
+            size: None,
+            io_size: None,
+            offset: SizeOrPct::Bytes(0),
+            offset_increment: 0,
+            filesize: None,
+            nrfiles: 1,
+            filename: None,
+            directory: None,
+            numjobs: 1,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 1,
+            iodepth_low: None,
+            ioengine: IoEngine::Sync("psync"),
+            direct: false,
+            thread: false,
+            group_reporting: false,
+            runtime_ns: 0,
+            time_based: false,
+            ramp_time_ns: 0,
+            startdelay_ns: (0, 0),
+            loops: 1,
+            randrepeat: true,
+            randseed: 0x89,
+            randseed_set: false,
+            norandommap: false,
+            number_ios: 0,
+            random_distribution: RandomDistribution::Random,
+            percentage_random: [100, 100, 100],
+            percentile_list: vec![
+                1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
+                99.9, 99.95, 99.99,
+            ],
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            rate_iops: [0; 3],
+            rate: [0; 3],
+            rate_poisson: false,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            ioscheduler: None,
+            stonewall: false,
+            new_group: false,
+            kb_base: 1024,
+            unit_base: 0,
+            gtod_reduce: false,
+            unified_rw_reporting: "none".into(),
+            verify: None,
+            do_verify: true,
+            raw_options: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+impl JobSpec {
+    /// I/Os this job keeps in flight: 1 for sync engines whatever `iodepth` says (fio does the
+    /// same: a sync engine returns FIO_Q_COMPLETED from `->queue`).
+    pub fn effective_depth(&self) -> u32 {
+        if self.ioengine.is_sync() {
+            1
+        } else {
+            self.iodepth.max(1)
+        }
+    }
+}
+
+/// The result of parsing job files and/or a command line.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobSet {
+    /// Jobs in file order (numjobs not expanded).
+    pub jobs: Vec<JobSpec>,
+    /// `[global]` options as written, for the JSON "global options" object.
+    pub global_options: Vec<(String, String)>,
+}

@@ -1,0 +1,1 @@
+//! blksim-trace
