@@ -1,1 +1,29 @@
-//! blksim-block
+//! blksim-block: the blk-mq layer.
+//!
+//! Bios come down from the workload, become requests (`rq`), wait in a plug, an elevator or a
+//! hardware context's dispatch list, and are handed to a [`Driver`] through `queue_rq`.
+//! Completions come back up through [`queue::RequestQueue::end_request`].
+//!
+//! Module map (kernel file each follows):
+//! * [`request`]: `struct bio` / `struct request` and the slab they live in (`include/linux/blk-mq.h`).
+//! * [`tags`]: scheduler and driver tags on an sbitmap with per-CPU hints (`lib/sbitmap.c`, `block/blk-mq-tag.c`).
+//! * [`elevator`]: the [`Elevator`] trait, shaped like `struct elevator_mq_ops` (`block/elevator.h`), and `none`.
+//! * [`merge`]: the generic merge rules (`block/blk-merge.c`).
+//! * [`plug`]: per-task plugging (`blk_add_rq_to_plug`, `blk_mq_flush_plug_list`).
+//! * [`queue`]: submission (`blk_mq_submit_bio`), hardware-queue runs and dispatch
+//!   (`block/blk-mq-sched.c`, `blk_mq_dispatch_rq_list`), completion and restart.
+//! * [`driver`]: the [`Driver`] trait, shaped like `struct blk_mq_ops`.
+
+pub mod driver;
+pub mod elevator;
+pub mod limits;
+pub mod merge;
+pub mod plug;
+pub mod queue;
+pub mod request;
+pub mod tags;
+
+pub use driver::{BlkStatus, Driver, DriverOut};
+pub use elevator::{Elevator, ElvMerge, Tunable};
+pub use limits::QueueLimits;
+pub use request::{Bio, BioId, Op, Request, RqId, RqPool};

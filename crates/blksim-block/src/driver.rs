@@ -1,0 +1,116 @@
+//! The driver boundary, shaped like `struct blk_mq_ops` (`include/linux/blk-mq.h`).
+//!
+//! The block layer calls [`Driver::queue_rq`]; the driver answers like `blk_status_t`.
+//! Everything the driver wants to happen later (its own timers, completions, re-running
+//! queues, waking a dispatcher it blocked) goes into [`DriverOut`], which the event loop
+//! drains. The driver never touches block-layer internals: it reads request fields through
+//! the [`RqPool`] and names requests by [`RqId`].
+
+use crate::request::{RqId, RqPool};
+use blksim_core::Ns;
+
+/// `blk_status_t` values a driver returns from `queue_rq`, plus `Blocked`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlkStatus {
+    /// BLK_STS_OK: the request was accepted.
+    Ok,
+    /// BLK_STS_RESOURCE: busy; the block layer re-runs the queue on a completion (restart),
+    /// or after `BLK_MQ_RESOURCE_DELAY` (3 ms) if nothing is in flight.
+    Resource,
+    /// BLK_STS_DEV_RESOURCE: busy, and the driver guarantees a queue re-run itself.
+    DevResource,
+    /// BLK_STS_IOERR.
+    IoErr,
+    /// Accepted, but the calling context is now blocked inside `queue_rq` (a `BLK_MQ_F_BLOCKING`
+    /// driver sleeping, e.g. the MMC legacy path waiting in `mmc_blk_rw_wait` for the previous
+    /// request). The dispatch loop resumes when the driver lists the context in
+    /// [`DriverOut::unblock`].
+    Blocked,
+}
+
+/// The context that called `queue_rq`: a dispatch run, identified so a blocked one can be
+/// resumed, on a CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallCtx {
+    pub id: u32,
+    pub cpu: u16,
+}
+
+/// What a driver asks the rest of the simulation to do.
+#[derive(Default, Debug)]
+pub struct DriverOut {
+    /// Driver timers: call [`Driver::on_event`] with this payload at this time.
+    pub events: Vec<(Ns, u64)>,
+    /// Requests the driver completed now (`blk_mq_end_request` / `blk_mq_complete_request`).
+    pub completions: Vec<(RqId, BlkStatus)>,
+    /// Blocked dispatch contexts to resume, at a time (after a wake-up).
+    pub unblock: Vec<(u32, Ns)>,
+    /// Hardware queues to run asynchronously (`blk_mq_run_hw_queues(q, true)` from the driver).
+    pub run_queues: Vec<(u16, Ns)>,
+    /// `blk_mq_stop_hw_queues` / `blk_mq_start_stopped_hw_queues` (null_blk's mbps throttle).
+    pub stop_queues: bool,
+    pub start_queues: Vec<Ns>,
+    /// Free-text trace notes (written as blktrace message records) when tracing is on.
+    pub notes: Vec<(Ns, String)>,
+    /// Whether the caller wants `notes` (so drivers skip formatting otherwise).
+    pub tracing: bool,
+}
+
+impl DriverOut {
+    pub fn is_idle(&self) -> bool {
+        self.events.is_empty()
+            && self.completions.is_empty()
+            && self.unblock.is_empty()
+            && self.run_queues.is_empty()
+            && !self.stop_queues
+            && self.start_queues.is_empty()
+    }
+}
+
+/// Per-layer time facts a driver reports (ns summed over requests).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DriverStats {
+    pub entries: Vec<(String, u64)>,
+}
+
+pub trait Driver {
+    fn name(&self) -> &str;
+
+    /// `tag_set.nr_hw_queues`.
+    fn nr_hw_queues(&self) -> u16;
+
+    /// `tag_set.queue_depth`: driver tags per hardware queue.
+    fn queue_depth(&self) -> u32;
+
+    /// `BLK_MQ_F_BLOCKING`: `queue_rq` may sleep, so dispatch never runs inline from IRQ.
+    fn blocking(&self) -> bool {
+        false
+    }
+
+    /// `queue_rq(hctx, bd)`. `last` is `bd->last` (no more requests follow in this batch).
+    fn queue_rq(
+        &mut self,
+        pool: &RqPool,
+        rq: RqId,
+        hctx: u16,
+        last: bool,
+        ctx: CallCtx,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus;
+
+    /// `commit_rqs`: the batch ended early; kick the hardware.
+    fn commit_rqs(&mut self, _hctx: u16, _now: Ns, _out: &mut DriverOut) {}
+
+    /// A timer the driver scheduled through [`DriverOut::events`] fired.
+    fn on_event(&mut self, payload: u64, pool: &RqPool, now: Ns, out: &mut DriverOut);
+
+    /// Facts for the JSON `blksim` key (per-layer time, slot waits...).
+    fn stats(&self) -> DriverStats {
+        DriverStats::default()
+    }
+
+    /// Assert internal invariants (in-flight limits). Called by tests and, cheaply, by the
+    /// event loop after each driver call in checked builds.
+    fn check_invariants(&self) {}
+}

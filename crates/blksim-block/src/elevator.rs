@@ -1,0 +1,156 @@
+//! The elevator boundary, shaped like `struct elevator_mq_ops` (`block/elevator.h`).
+//!
+//! The core owns requests; an elevator holds [`RqId`]s and reads request fields through the
+//! [`RqPool`]. Time is an explicit argument (the kernel reads jiffies/ktime; a simulation must
+//! not hide a clock). Tunables are data (`name`, show, store), like sysfs `elv_fs_entry`, so
+//! `--set=queue.iosched.NAME=VALUE` needs no code per scheduler.
+//!
+//! Optional hooks have default bodies that do what a NULL hook does in the kernel.
+
+use crate::request::{Op, RqId, RqPool};
+use blksim_core::Ns;
+
+/// `enum elv_merge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElvMerge {
+    NoMerge,
+    FrontMerge,
+    BackMerge,
+}
+
+/// A bio as the merge hooks see it (position and type, no ownership).
+#[derive(Clone, Copy, Debug)]
+pub struct BioInfo {
+    pub op: Op,
+    pub flags: u32,
+    pub sector: u64,
+    pub nr_sectors: u32,
+    pub nr_segments: u16,
+    pub cpu: u16,
+    pub task: u32,
+}
+
+/// One tunable of an elevator, as a sysfs attribute under `queue/iosched/`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tunable {
+    pub name: &'static str,
+    /// Current value as sysfs shows it.
+    pub value: String,
+    /// Unit and meaning, with the kernel default.
+    pub doc: &'static str,
+}
+
+/// `struct elevator_mq_ops`, for one hardware queue's worth of scheduling state.
+///
+/// Locking: the caller (the block layer) models the scheduler lock (`dd->lock`,
+/// `bfqd->lock`, `khd->lock`) around `insert_requests`, `dispatch_request` and the merge
+/// hooks; implementations need no locking of their own.
+pub trait Elevator {
+    /// The name `scheduler` shows (`mq-deadline`, `kyber`, `bfq`, ...).
+    fn name(&self) -> &'static str;
+
+    /// `insert_requests`: add requests (in list order). `at_head` for requeues and
+    /// `BLK_MQ_INSERT_AT_HEAD`.
+    fn insert_requests(&mut self, pool: &mut RqPool, rqs: &[RqId], at_head: bool, now: Ns);
+
+    /// `dispatch_request`: choose the next request to hand to the driver, removing it from
+    /// the elevator, or None.
+    fn dispatch_request(&mut self, pool: &mut RqPool, now: Ns) -> Option<RqId>;
+
+    /// `has_work`.
+    fn has_work(&self) -> bool;
+
+    /// `bio_merge` / `request_merge`: find a queued request `bio` could be merged into. The
+    /// core checks the size/segment limits and does the merge; it then calls
+    /// [`Elevator::request_merged`]. Default: no merge candidates.
+    fn find_merge(&mut self, _pool: &RqPool, _bio: &BioInfo) -> Option<(RqId, ElvMerge)> {
+        None
+    }
+
+    /// `request_merged`: `rq` grew by a bio (front merges move its start sector).
+    fn request_merged(&mut self, _pool: &mut RqPool, _rq: RqId, _kind: ElvMerge) {}
+
+    /// `next_request` (`elv_rb_latter_request`): the queued request right after `rq` in
+    /// sector order, for request–request back merges after a bio merge.
+    fn next_request(&self, _pool: &RqPool, _rq: RqId) -> Option<RqId> {
+        None
+    }
+
+    /// `former_request` (`elv_rb_former_request`).
+    fn former_request(&self, _pool: &RqPool, _rq: RqId) -> Option<RqId> {
+        None
+    }
+
+    /// `requests_merged`: `next` was merged into `rq` and must leave the elevator.
+    fn requests_merged(&mut self, _pool: &mut RqPool, _rq: RqId, _next: RqId) {}
+
+    /// `insert_requests` may merge a request into a queued one (`blk_mq_sched_try_insert_merge`,
+    /// mq-deadline does this). If it does, the elevator moves the bios with
+    /// [`RqPool::merge_requests`]`(into, rq)` and returns `Some(into)`; the core then frees
+    /// `rq`'s empty shell and its tags. Default: none.
+    fn try_insert_merge(&mut self, _pool: &mut RqPool, _rq: RqId) -> Option<RqId> {
+        None
+    }
+
+    /// `completed_request`: the driver completed `rq` (kyber measures latency here).
+    fn completed_request(&mut self, _pool: &RqPool, _rq: RqId, _now: Ns) {}
+
+    /// `finish_request`: `rq` is being freed.
+    fn finish_request(&mut self, _pool: &RqPool, _rq: RqId, _now: Ns) {}
+
+    /// `limit_depth`: shallow depth for allocating a scheduler tag for `op` (async writes in
+    /// mq-deadline and bfq), None = full depth.
+    fn limit_depth(&self, _op: Op, _sync: bool) -> Option<u32> {
+        None
+    }
+
+    /// `depth_updated`: `nr_requests` changed.
+    fn depth_updated(&mut self, _nr_requests: u32) {}
+
+    /// Timers the elevator wants (bfq idling, kyber's latency timer): the earliest time at
+    /// which the block layer should call [`Elevator::timer`], if any.
+    fn next_timer(&self) -> Option<Ns> {
+        None
+    }
+
+    /// A timer fired; return true if the hardware queue should be run.
+    fn timer(&mut self, _pool: &mut RqPool, _now: Ns) -> bool {
+        false
+    }
+
+    /// Whether dispatch waits for tokens (kyber): the block layer must re-run the queue when
+    /// a request completes even if nothing else would.
+    fn wants_run_on_completion(&self) -> bool {
+        false
+    }
+
+    /// Tunables, as sysfs shows them.
+    fn tunables(&self) -> Vec<Tunable> {
+        Vec::new()
+    }
+
+    /// Store a tunable; error text names the expected form.
+    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
+        Err(format!(
+            "no tunable '{name}' for elevator '{}'",
+            self.name()
+        ))
+    }
+
+    /// Statistics the elevator wants reported under `blksim.elevator` (name, value).
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// Parameters every elevator constructor gets.
+#[derive(Clone, Debug)]
+pub struct ElvParams {
+    pub nr_requests: u32,
+    /// Driver queue depth (`tag_set.queue_depth`).
+    pub queue_depth: u32,
+    pub rotational: bool,
+    /// Erase block size of the device in bytes, if it has one (eraseblock scheduler).
+    pub erase_block_bytes: Option<u64>,
+    pub seed: u64,
+}

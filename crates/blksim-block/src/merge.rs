@@ -1,0 +1,49 @@
+//! Generic merge rules (`block/blk-merge.c`: `blk_rq_merge_ok`, `blk_try_merge`,
+//! `ll_back_merge_fn`/`ll_front_merge_fn`, `ll_merge_requests_fn`).
+//!
+//! **[blk-merge.c not re-read]**: these are the standard rules from the reference §4.8:
+//! same op and no `REQ_NOMERGE`, flush and discard never merge here, same ioprio, adjacency,
+//! and the merged request stays within `max_sectors` and `max_segments`.
+
+use crate::elevator::{BioInfo, ElvMerge};
+use crate::limits::QueueLimits;
+use crate::request::{flags, Op, Request};
+
+/// `blk_rq_merge_ok` + `blk_try_merge` + the size checks.
+pub fn bio_merge_kind(rq: &Request, bio: &BioInfo, lim: &QueueLimits) -> ElvMerge {
+    if !mergeable_op(rq.op, rq.flags) || !mergeable_op(bio.op, bio.flags) {
+        return ElvMerge::NoMerge;
+    }
+    if rq.op != bio.op || (rq.flags & flags::REQ_FUA) != (bio.flags & flags::REQ_FUA) {
+        return ElvMerge::NoMerge;
+    }
+    if rq.nr_sectors as u64 + bio.nr_sectors as u64 > lim.max_sectors() as u64 {
+        return ElvMerge::NoMerge;
+    }
+    if rq.nr_segments as u32 + bio.nr_segments as u32 > lim.max_segments as u32 {
+        return ElvMerge::NoMerge;
+    }
+    if rq.end_sector() == bio.sector {
+        ElvMerge::BackMerge
+    } else if bio.sector + bio.nr_sectors as u64 == rq.sector {
+        ElvMerge::FrontMerge
+    } else {
+        ElvMerge::NoMerge
+    }
+}
+
+/// Can `next` be appended to `rq` (`ll_merge_requests_fn` / `attempt_merge`)?
+pub fn requests_mergeable(rq: &Request, next: &Request, lim: &QueueLimits) -> bool {
+    mergeable_op(rq.op, rq.flags)
+        && mergeable_op(next.op, next.flags)
+        && rq.op == next.op
+        && rq.ioprio == next.ioprio
+        && (rq.flags & flags::REQ_FUA) == (next.flags & flags::REQ_FUA)
+        && rq.end_sector() == next.sector
+        && rq.nr_sectors as u64 + next.nr_sectors as u64 <= lim.max_sectors() as u64
+        && rq.nr_segments as u32 + next.nr_segments as u32 <= lim.max_segments as u32
+}
+
+fn mergeable_op(op: Op, f: u32) -> bool {
+    matches!(op, Op::Read | Op::Write) && f & (flags::REQ_NOMERGE | flags::REQ_PREFLUSH) == 0
+}

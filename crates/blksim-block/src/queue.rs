@@ -1,0 +1,1364 @@
+//! The request queue: submission, plugging, merging, hardware-queue runs, dispatch and
+//! completion. Follows `block/blk-mq.c` and `block/blk-mq-sched.c` (reference §4).
+//!
+//! The event loop owns one [`RequestQueue`] and one [`Driver`]. Every entry point takes the
+//! current virtual time and a [`BlkOut`] in which the queue leaves what must happen later
+//! (asynchronous queue runs on kblockd, bio completions for the submitters, tasks woken from a
+//! tag wait, the driver's own requests). The queue never calls back into the workload.
+
+use crate::driver::{BlkStatus, CallCtx, Driver, DriverOut};
+use crate::elevator::{BioInfo, Elevator, ElvMerge};
+use crate::limits::QueueLimits;
+use crate::merge::{bio_merge_kind, requests_mergeable};
+use crate::plug::Plug;
+use crate::request::{Bio, BioId, Op, RqId, RqPool, RqState, NO_BIO};
+use crate::tags::Sbitmap;
+use blksim_core::{Ns, Rng, NSEC_PER_MSEC};
+use std::collections::VecDeque;
+
+/// `BLK_MQ_RESOURCE_DELAY`: 3 ms re-run after BLK_STS_RESOURCE with restart pending.
+pub const BLK_MQ_RESOURCE_DELAY: Ns = 3 * NSEC_PER_MSEC;
+/// `BLK_MQ_BUDGET_DELAY`: 3 ms re-run when the elevator had work but returned nothing.
+pub const BLK_MQ_BUDGET_DELAY: Ns = 3 * NSEC_PER_MSEC;
+/// `SBQ_WAIT_QUEUES` and `SBQ_WAKE_BATCH` (`include/linux/sbitmap.h`).
+const SBQ_WAIT_QUEUES: u32 = 8;
+const SBQ_WAKE_BATCH: u32 = 8;
+
+/// blktrace-like record of a block-layer event, for the trace writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlkTraceRec {
+    pub time: Ns,
+    /// blktrace action letter: Q G I D C M F P U R.
+    pub action: u8,
+    pub op: Op,
+    pub flags: u32,
+    pub sector: u64,
+    pub nr_sectors: u32,
+    pub task: u32,
+    pub cpu: u16,
+    /// Extra word: plug depth for U, error for C.
+    pub extra: u32,
+}
+
+/// What the queue leaves for the event loop.
+#[derive(Default, Debug)]
+pub struct BlkOut {
+    /// Asynchronous runs of a hardware queue (`blk_mq_delay_run_hw_queue`): (hctx, delay).
+    pub hw_runs: Vec<(u16, Ns)>,
+    /// Bios completed: (submitter token, status).
+    pub bio_done: Vec<(u64, BlkStatus)>,
+    /// Tasks that were sleeping for a tag and now have one (their submission went on).
+    pub task_unblocked: Vec<u32>,
+    /// Driver requests (timers, completions to process, wake-ups).
+    pub drv: DriverOut,
+    /// blktrace records, when `tracing` is on.
+    pub trace: Vec<BlkTraceRec>,
+    pub tracing: bool,
+}
+
+/// Result of submitting a bio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submit {
+    /// The bio was merged, plugged, queued or issued; the task may go on.
+    Done,
+    /// The task sleeps waiting for a tag (`blk_mq_get_tag` → `io_schedule`); it will be
+    /// listed in [`BlkOut::task_unblocked`] when its bio got a request.
+    WaitTag,
+}
+
+/// Block-layer statistics for the JSON `blksim` key and fio's disk stats.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BlkStats {
+    /// Requests issued to the driver and completed, per direction (read, write).
+    pub ios: [u64; 2],
+    /// Bios merged into an existing request, per direction (fio's disk "merges").
+    pub merges: [u64; 2],
+    /// Sum of request service time (issue → completion) per direction, ns ("ticks").
+    pub ticks_ns: [u64; 2],
+    /// Time with at least one request in flight, ns (fio's "util" numerator).
+    pub busy_ns: u64,
+    /// Sum over time of requests in flight (`in_queue`), ns·requests.
+    pub in_queue_ns: u128,
+    pub sectors: [u64; 2],
+    pub plug_merges: u64,
+    pub elv_merges: u64,
+    pub rq_merges: u64,
+    pub queue_rq_calls: u64,
+    pub queue_rq_resource: u64,
+    pub hw_runs: u64,
+    pub tag_waits: u64,
+    /// Time requests spent between allocation and issue (block-layer wait), ns.
+    pub blk_wait_ns: u64,
+    /// Times the device saw requests in an order other than the elevator's.
+    pub dispatch_inversions: u64,
+    pub max_in_flight: u32,
+}
+
+#[derive(Debug)]
+struct Hctx {
+    /// `hctx->dispatch`: leftovers and bypass inserts.
+    dispatch: VecDeque<RqId>,
+    /// `BLK_MQ_S_SCHED_RESTART`.
+    sched_restart: bool,
+    /// `hctx->dispatch_busy` EWMA.
+    dispatch_busy: u32,
+    /// `BLK_MQ_S_STOPPED`.
+    stopped: bool,
+    /// Earliest pending asynchronous run, if any (kblockd delayed work, one per hctx).
+    run_at: Option<Ns>,
+    /// Requests issued to the driver and not yet completed.
+    in_flight: u32,
+    /// Round-robin position over software queues (`hctx->dispatch_from`).
+    dispatch_from: usize,
+}
+
+/// A submitter sleeping on a tag wait queue.
+#[derive(Debug)]
+struct TagWaiter {
+    task: u32,
+}
+
+/// Wait queue state of one sbitmap (`struct sbitmap_queue` wake batching).
+#[derive(Debug, Default)]
+struct WaitQ {
+    waiters: VecDeque<TagWaiter>,
+    wait_cnt: u32,
+}
+
+/// A dispatch run blocked inside a BLOCKING driver's `queue_rq`.
+#[derive(Debug)]
+struct BlockedRun {
+    hctx: u16,
+    cpu: u16,
+    rest: Vec<RqId>,
+}
+
+pub struct RequestQueue {
+    pub lim: QueueLimits,
+    pub pool: RqPool,
+    elevator: Option<Box<dyn Elevator>>,
+    hctxs: Vec<Hctx>,
+    nr_cpus: usize,
+    /// Scheduler tags per hctx (elevator only).
+    sched_tags: Vec<Sbitmap>,
+    driver_tags: Vec<Sbitmap>,
+    sched_waitq: Vec<WaitQ>,
+    driver_waitq: Vec<WaitQ>,
+    wake_batch_sched: u32,
+    wake_batch_driver: u32,
+    /// Software queues (`blk_mq_ctx` request lists), one per CPU, used without an elevator.
+    sw_queues: Vec<VecDeque<RqId>>,
+    plugs: Vec<Plug>,
+    blocked: Vec<Option<BlockedRun>>,
+    /// Bio a task slept on while waiting for a tag, by task.
+    task_wait_bio: Vec<Option<BioId>>,
+    next_run_id: u32,
+    scratch: Vec<RqId>,
+    /// Elevator dispatch sequence number stamped in `elv_priv`-free field for inversion counting.
+    dispatch_seq: u64,
+    last_issued_seq: u64,
+    pub stats: BlkStats,
+    last_busy_change: Ns,
+    total_in_flight: u32,
+}
+
+/// Where a bio's request should go.
+impl RequestQueue {
+    /// Build a queue for `driver` with `elevator` (None = `none`). `nr_cpus` software queues
+    /// map onto the driver's hardware queues round-robin (`blk_mq_map_queues`).
+    pub fn new(
+        lim: QueueLimits,
+        elevator: Option<Box<dyn Elevator>>,
+        nr_hw_queues: u16,
+        queue_depth: u32,
+        nr_cpus: usize,
+        tag_rng: &mut Rng,
+    ) -> Self {
+        let nr_hw = nr_hw_queues.max(1) as usize;
+        let nr_cpus = nr_cpus.max(1);
+        let hctxs = (0..nr_hw)
+            .map(|_| Hctx {
+                dispatch: VecDeque::new(),
+                sched_restart: false,
+                dispatch_busy: 0,
+                stopped: false,
+                run_at: None,
+                in_flight: 0,
+                dispatch_from: 0,
+            })
+            .collect();
+        let driver_tags: Vec<Sbitmap> = (0..nr_hw)
+            .map(|_| Sbitmap::new(queue_depth, nr_cpus, tag_rng))
+            .collect();
+        let sched_tags: Vec<Sbitmap> = if elevator.is_some() {
+            (0..nr_hw)
+                .map(|_| Sbitmap::new(lim.nr_requests.max(1), nr_cpus, tag_rng))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let wake_batch = |d: u32| (d / SBQ_WAIT_QUEUES).clamp(1, SBQ_WAKE_BATCH);
+        RequestQueue {
+            wake_batch_sched: wake_batch(lim.nr_requests.max(1)),
+            wake_batch_driver: wake_batch(queue_depth),
+            lim,
+            pool: RqPool::new(),
+            elevator,
+            hctxs,
+            nr_cpus,
+            sched_tags,
+            driver_tags,
+            sched_waitq: (0..nr_hw).map(|_| WaitQ::default()).collect(),
+            driver_waitq: (0..nr_hw).map(|_| WaitQ::default()).collect(),
+            sw_queues: (0..nr_cpus).map(|_| VecDeque::new()).collect(),
+            plugs: Vec::new(),
+            blocked: Vec::new(),
+            task_wait_bio: Vec::new(),
+            next_run_id: 0,
+            scratch: Vec::with_capacity(256),
+            dispatch_seq: 0,
+            last_issued_seq: 0,
+            stats: BlkStats::default(),
+            last_busy_change: 0,
+            total_in_flight: 0,
+        }
+    }
+
+    pub fn elevator_name(&self) -> &'static str {
+        self.elevator.as_ref().map(|e| e.name()).unwrap_or("none")
+    }
+
+    pub fn elevator(&self) -> Option<&dyn Elevator> {
+        self.elevator.as_deref()
+    }
+
+    pub fn elevator_mut(&mut self) -> Option<&mut (dyn Elevator + 'static)> {
+        self.elevator.as_deref_mut()
+    }
+
+    pub fn nr_hw_queues(&self) -> u16 {
+        self.hctxs.len() as u16
+    }
+
+    /// `blk_mq_map_queues`: CPU → hardware queue.
+    pub fn cpu_to_hctx(&self, cpu: u16) -> u16 {
+        (cpu as usize % self.hctxs.len()) as u16
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.total_in_flight
+    }
+
+    fn trace(&self, out: &mut BlkOut, now: Ns, action: u8, rq_or_bio: TraceSrc, extra: u32) {
+        if !out.tracing {
+            return;
+        }
+        let rec = match rq_or_bio {
+            TraceSrc::Rq(id) => {
+                let r = self.pool.get(id);
+                BlkTraceRec {
+                    time: now,
+                    action,
+                    op: r.op,
+                    flags: r.flags,
+                    sector: r.sector,
+                    nr_sectors: r.nr_sectors,
+                    task: r.task,
+                    cpu: r.cpu,
+                    extra,
+                }
+            }
+            TraceSrc::Bio(id) => {
+                let b = self.pool.bio(id);
+                BlkTraceRec {
+                    time: now,
+                    action,
+                    op: b.op,
+                    flags: b.flags,
+                    sector: b.sector,
+                    nr_sectors: b.nr_sectors,
+                    task: b.task,
+                    cpu: b.cpu,
+                    extra,
+                }
+            }
+            TraceSrc::Task(task, cpu) => BlkTraceRec {
+                time: now,
+                action,
+                op: Op::Read,
+                flags: 0,
+                sector: 0,
+                nr_sectors: 0,
+                task,
+                cpu,
+                extra,
+            },
+        };
+        out.trace.push(rec);
+    }
+
+    fn plug_mut(&mut self, task: u32) -> &mut Plug {
+        let t = task as usize;
+        if self.plugs.len() <= t {
+            self.plugs.resize_with(t + 1, Plug::default);
+        }
+        &mut self.plugs[t]
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Submission
+    // ------------------------------------------------------------------------------------
+
+    /// `blk_start_plug`.
+    pub fn start_plug(&mut self, task: u32) {
+        self.plug_mut(task).active = true;
+    }
+
+    /// `blk_finish_plug`: flush the plug (not from schedule) and end plugging.
+    pub fn finish_plug(&mut self, task: u32, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
+        self.flush_plug(task, false, drv, now, out);
+        self.plug_mut(task).active = false;
+    }
+
+    /// Split a submitter's I/O into bios no larger than `max_sectors` (`bio_split_to_limits`)
+    /// and return how many bios it became. The caller then submits each with [`Self::submit_bio`].
+    pub fn split_count(&self, nr_sectors: u32) -> u32 {
+        let max = self.lim.max_sectors().max(1);
+        nr_sectors.div_ceil(max).max(1)
+    }
+
+    /// `blk_mq_submit_bio` for one bio (already within limits).
+    pub fn submit_bio(
+        &mut self,
+        mut bio: Bio,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) -> Submit {
+        bio.queue_time = now;
+        bio.next = NO_BIO;
+        let bio_id = self.pool.alloc_bio(bio);
+        self.trace(out, now, b'Q', TraceSrc::Bio(bio_id), 0);
+        // 2. Plug merge, then scheduler (or software queue) merge.
+        if self.lim.nomerges < 2 && self.attempt_merges(bio_id, now, out) {
+            return Submit::Done;
+        }
+        self.submit_bio_alloc(bio_id, drv, now, out)
+    }
+
+    /// Steps 3–6 of `blk_mq_submit_bio`: allocate a request, then plug, insert or issue.
+    fn submit_bio_alloc(
+        &mut self,
+        bio_id: BioId,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) -> Submit {
+        let (cpu, task, op, flags) = {
+            let b = self.pool.bio(bio_id);
+            (b.cpu, b.task, b.op, b.flags)
+        };
+        let hctx = self.cpu_to_hctx(cpu);
+        let h = hctx as usize;
+        // 3. Allocate a tag: scheduler tag with an elevator, driver tag without.
+        let tag = if self.elevator.is_some() {
+            let sync = op == Op::Read || flags & crate::request::flags::REQ_SYNC != 0;
+            let shallow = self.elevator.as_ref().and_then(|e| e.limit_depth(op, sync));
+            let tags = &mut self.sched_tags[h];
+            match shallow {
+                Some(d) if tags.busy() >= d => None,
+                _ => tags.get(cpu as usize),
+            }
+        } else {
+            self.driver_tags[h].get(cpu as usize)
+        };
+        let Some(tag) = tag else {
+            // No tag: the task sleeps (`blk_mq_get_tag` → `io_schedule`), which flushes its
+            // plug from the scheduler (async queue runs). Waiters are woken in batches.
+            self.stats.tag_waits += 1;
+            let wq = if self.elevator.is_some() {
+                &mut self.sched_waitq[h]
+            } else {
+                &mut self.driver_waitq[h]
+            };
+            if wq.waiters.is_empty() {
+                wq.wait_cnt = if self.elevator.is_some() {
+                    self.wake_batch_sched
+                } else {
+                    self.wake_batch_driver
+                };
+            }
+            wq.waiters.push_back(TagWaiter { task });
+            let t = task as usize;
+            if self.task_wait_bio.len() <= t {
+                self.task_wait_bio.resize(t + 1, None);
+            }
+            self.task_wait_bio[t] = Some(bio_id);
+            self.flush_plug(task, true, drv, now, out);
+            // Before sleeping the kernel runs the queue once (`blk_mq_get_tag`).
+            self.run_hw_queue(hctx, false, cpu, drv, now, out);
+            return Submit::WaitTag;
+        };
+        let rq = self.pool.alloc_rq_from_bio(bio_id, hctx, now);
+        {
+            let r = self.pool.get_mut(rq);
+            if self.elevator.is_some() {
+                r.sched_tag = tag as i32;
+            } else {
+                r.tag = tag as i32;
+            }
+        }
+        self.trace(out, now, b'G', TraceSrc::Rq(rq), 0);
+        self.after_alloc(rq, task, drv, now, out);
+        Submit::Done
+    }
+
+    fn after_alloc(
+        &mut self,
+        rq: RqId,
+        task: u32,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let hctx = self.pool.get(rq).hctx;
+        let cpu = self.pool.get(rq).cpu;
+        // 5. Plugged: add to the plug.
+        if self
+            .plugs
+            .get(task as usize)
+            .map(|p| p.active)
+            .unwrap_or(false)
+        {
+            let last_bytes = self.plugs[task as usize]
+                .last()
+                .map(|l| self.pool.get(l).bytes())
+                .unwrap_or(0);
+            let nomerges = self.lim.nomerges >= 2;
+            if self.plugs[task as usize].must_flush_before_add(last_bytes, nomerges) {
+                self.flush_plug(task, false, drv, now, out);
+            }
+            let p = self.plug_mut(task);
+            if p.list.is_empty() {
+                self.trace(out, now, b'P', TraceSrc::Task(task, cpu), 0);
+            }
+            self.pool.get_mut(rq).state = RqState::Plugged;
+            self.plug_mut(task).list.push(rq);
+            return;
+        }
+        // 6. With an elevator, or a busy single-queue device: insert and run asynchronously.
+        let h = hctx as usize;
+        let is_sync = self.pool.get(rq).op == Op::Read
+            || self.pool.get(rq).flags & crate::request::flags::REQ_SYNC != 0;
+        if self.elevator.is_some()
+            || (self.hctxs[h].dispatch_busy > 0 && (self.hctxs.len() == 1 || !is_sync))
+        {
+            self.insert_requests_one(rq, now, out);
+            self.run_hw_queue(hctx, true, cpu, drv, now, out);
+        } else {
+            self.try_issue_directly(rq, cpu, drv, now, out);
+        }
+    }
+
+    /// Plug merge (`blk_attempt_plug_merge`: only the last plugged request) then elevator or
+    /// software-queue merge (`blk_mq_sched_bio_merge`). Returns true if the bio was merged.
+    fn attempt_merges(&mut self, bio_id: BioId, now: Ns, out: &mut BlkOut) -> bool {
+        let info = self.bio_info(bio_id);
+        let task = info.task as usize;
+        // Plug merge.
+        if let Some(last) = self
+            .plugs
+            .get(task)
+            .filter(|p| p.active)
+            .and_then(|p| p.last())
+        {
+            let kind = bio_merge_kind(self.pool.get(last), &info, &self.lim);
+            if kind != ElvMerge::NoMerge {
+                self.do_bio_merge(last, bio_id, kind, now, out);
+                self.stats.plug_merges += 1;
+                return true;
+            }
+        }
+        if self.lim.nomerges >= 1 && self.elevator.is_none() {
+            return false;
+        }
+        // Elevator merge.
+        if let Some(elv) = self.elevator.as_mut() {
+            if let Some((rq, kind)) = elv.find_merge(&self.pool, &info) {
+                if bio_merge_kind(self.pool.get(rq), &info, &self.lim) == kind {
+                    self.do_bio_merge(rq, bio_id, kind, now, out);
+                    self.stats.elv_merges += 1;
+                    let elv = self.elevator.as_mut().unwrap();
+                    elv.request_merged(&mut self.pool, rq, kind);
+                    // Request–request merge with the neighbour (`attempt_back_merge` /
+                    // `attempt_front_merge`).
+                    let neighbour = match kind {
+                        ElvMerge::BackMerge => elv.next_request(&self.pool, rq).map(|n| (rq, n)),
+                        ElvMerge::FrontMerge => elv.former_request(&self.pool, rq).map(|p| (p, rq)),
+                        ElvMerge::NoMerge => None,
+                    };
+                    if let Some((a, b)) = neighbour {
+                        if requests_mergeable(self.pool.get(a), self.pool.get(b), &self.lim) {
+                            self.merge_two_queued(a, b, now, out);
+                        }
+                    }
+                    return true;
+                }
+            }
+            return false;
+        }
+        // `none`: `blk_bio_list_merge` over the CPU's software queue, newest first, at most
+        // 8 requests inspected.
+        let cpu = info.cpu as usize % self.nr_cpus;
+        let mut found = None;
+        for &rq in self.sw_queues[cpu].iter().rev().take(8) {
+            let kind = bio_merge_kind(self.pool.get(rq), &info, &self.lim);
+            if kind != ElvMerge::NoMerge {
+                found = Some((rq, kind));
+                break;
+            }
+        }
+        if let Some((rq, kind)) = found {
+            self.do_bio_merge(rq, bio_id, kind, now, out);
+            self.stats.elv_merges += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Merge queued request `b` into `a` (b follows a) and free `b`.
+    fn merge_two_queued(&mut self, a: RqId, b: RqId, now: Ns, out: &mut BlkOut) {
+        let elv = self
+            .elevator
+            .as_mut()
+            .expect("queued merges need an elevator");
+        elv.requests_merged(&mut self.pool, a, b);
+        self.pool.merge_requests(a, b);
+        self.stats.rq_merges += 1;
+        // The absorbed request takes the older deadline (`dd_merged_requests` keeps the
+        // earlier fifo_time); the elevator did that in `requests_merged`.
+        let freed = self.pool.free_rq_shell(b);
+        self.release_tags(&freed, now, out);
+    }
+
+    fn do_bio_merge(&mut self, rq: RqId, bio_id: BioId, kind: ElvMerge, now: Ns, out: &mut BlkOut) {
+        let dir = self.pool.bio(bio_id).op.dir();
+        self.stats.merges[dir] += 1;
+        match kind {
+            ElvMerge::BackMerge => {
+                self.trace(out, now, b'M', TraceSrc::Bio(bio_id), 0);
+                self.pool.back_merge_bio(rq, bio_id);
+            }
+            ElvMerge::FrontMerge => {
+                self.trace(out, now, b'F', TraceSrc::Bio(bio_id), 0);
+                self.pool.front_merge_bio(rq, bio_id);
+            }
+            ElvMerge::NoMerge => unreachable!(),
+        }
+    }
+
+    fn bio_info(&self, id: BioId) -> BioInfo {
+        let b = self.pool.bio(id);
+        BioInfo {
+            op: b.op,
+            flags: b.flags,
+            sector: b.sector,
+            nr_sectors: b.nr_sectors,
+            nr_segments: b.nr_segments,
+            cpu: b.cpu,
+            task: b.task,
+        }
+    }
+
+    /// `blk_mq_flush_plug_list`.
+    pub fn flush_plug(
+        &mut self,
+        task: u32,
+        from_schedule: bool,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let Some(p) = self.plugs.get_mut(task as usize) else {
+            return;
+        };
+        if p.list.is_empty() {
+            return;
+        }
+        let mut list = std::mem::take(&mut p.list);
+        let cpu = self.pool.get(list[0]).cpu;
+        self.trace(out, now, b'U', TraceSrc::Task(task, cpu), list.len() as u32);
+        if self.elevator.is_none() && !from_schedule {
+            // Fast path: no elevator, not from schedule → issue directly, in order
+            // (`blk_mq_try_issue_list_directly`); on a resource error the rest is inserted.
+            let n = list.len();
+            for i in 0..n {
+                let rq = list[i];
+                let hctx = self.pool.get(rq).hctx;
+                let h = hctx as usize;
+                if self.hctxs[h].stopped || !self.hctxs[h].dispatch.is_empty() {
+                    for &r in &list[i..] {
+                        self.bypass_insert(r, false);
+                    }
+                    self.run_hw_queue(hctx, false, cpu, drv, now, out);
+                    break;
+                }
+                let st = self.issue_one(rq, i + 1 == n, cpu, drv, now, out);
+                match st {
+                    BlkStatus::Ok | BlkStatus::Blocked => {}
+                    BlkStatus::Resource | BlkStatus::DevResource => {
+                        for &r in &list[i..] {
+                            self.bypass_insert(r, false);
+                        }
+                        drv.commit_rqs(hctx, now, &mut out.drv);
+                        self.run_hw_queue(hctx, false, cpu, drv, now, out);
+                        break;
+                    }
+                    BlkStatus::IoErr => self.end_request(rq, BlkStatus::IoErr, drv, now, out),
+                }
+            }
+        } else {
+            // Insert the batch (one elevator lock hold) and run the queue.
+            for &rq in &list {
+                self.pool.get_mut(rq).state = RqState::Idle;
+            }
+            self.insert_requests_batch(&list, now, out);
+            let hctx = self.pool.get(list[0]).hctx;
+            self.run_hw_queue(hctx, from_schedule, cpu, drv, now, out);
+        }
+        list.clear();
+        // Give the buffer back to the plug so steady state does not allocate.
+        let p = &mut self.plugs[task as usize];
+        if p.list.is_empty() {
+            p.list = list;
+        }
+    }
+
+    fn insert_requests_one(&mut self, rq: RqId, now: Ns, out: &mut BlkOut) {
+        let mut one = std::mem::take(&mut self.scratch);
+        one.clear();
+        one.push(rq);
+        self.insert_requests_batch(&one, now, out);
+        one.clear();
+        self.scratch = one;
+    }
+
+    /// Insert into the elevator (`insert_requests`) or the software queues.
+    fn insert_requests_batch(&mut self, list: &[RqId], now: Ns, out: &mut BlkOut) {
+        for &rq in list {
+            self.pool.get_mut(rq).insert_time = now;
+            self.trace(out, now, b'I', TraceSrc::Rq(rq), 0);
+        }
+        if let Some(elv) = self.elevator.as_mut() {
+            // mq-deadline may merge at insert (`blk_mq_sched_try_insert_merge`): the elevator
+            // moves the bios into the queued request; the core frees the empty shell.
+            let mut merged_away: Vec<RqId> = Vec::new();
+            for &rq in list {
+                if self.lim.nomerges == 0 && elv.try_insert_merge(&mut self.pool, rq).is_some() {
+                    merged_away.push(rq);
+                    continue;
+                }
+                self.pool.get_mut(rq).state = RqState::Queued;
+            }
+            if merged_away.is_empty() {
+                elv.insert_requests(&mut self.pool, list, false, now);
+            } else {
+                let rest: Vec<RqId> = list
+                    .iter()
+                    .copied()
+                    .filter(|r| !merged_away.contains(r))
+                    .collect();
+                elv.insert_requests(&mut self.pool, &rest, false, now);
+                for rq in merged_away {
+                    self.stats.rq_merges += 1;
+                    let freed = self.pool.free_rq_shell(rq);
+                    self.release_tags(&freed, now, out);
+                }
+            }
+        } else {
+            for &rq in list {
+                let cpu = self.pool.get(rq).cpu as usize % self.nr_cpus;
+                self.pool.get_mut(rq).state = RqState::Queued;
+                self.sw_queues[cpu].push_back(rq);
+            }
+        }
+    }
+
+    /// `blk_mq_request_bypass_insert`: onto `hctx->dispatch`.
+    fn bypass_insert(&mut self, rq: RqId, at_head: bool) {
+        let h = self.pool.get(rq).hctx as usize;
+        self.pool.get_mut(rq).state = RqState::OnDispatchList;
+        if at_head {
+            self.hctxs[h].dispatch.push_front(rq);
+        } else {
+            self.hctxs[h].dispatch.push_back(rq);
+        }
+    }
+
+    /// `blk_mq_try_issue_directly` (no elevator).
+    fn try_issue_directly(
+        &mut self,
+        rq: RqId,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let hctx = self.pool.get(rq).hctx;
+        let h = hctx as usize;
+        if self.hctxs[h].stopped {
+            self.insert_requests_one(rq, now, out);
+            self.run_hw_queue(hctx, false, cpu, drv, now, out);
+            return;
+        }
+        let st = self.issue_one(rq, true, cpu, drv, now, out);
+        match st {
+            BlkStatus::Ok | BlkStatus::Blocked => self.update_dispatch_busy(h, false),
+            BlkStatus::Resource | BlkStatus::DevResource => {
+                self.update_dispatch_busy(h, true);
+                self.bypass_insert(rq, false);
+                self.run_hw_queue(hctx, false, cpu, drv, now, out);
+            }
+            BlkStatus::IoErr => self.end_request(rq, BlkStatus::IoErr, drv, now, out),
+        }
+    }
+
+    /// Issue one request that already has its driver tag. Blocked direct issues resume
+    /// nothing (the submitter itself is the blocked context).
+    fn issue_one(
+        &mut self,
+        rq: RqId,
+        last: bool,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) -> BlkStatus {
+        let id = self.new_run_id();
+        let st = self.queue_rq(rq, last, CallCtx { id, cpu }, drv, now, out);
+        if st == BlkStatus::Blocked {
+            let hctx = self.pool.get(rq).hctx;
+            self.park_run(id, hctx, cpu, Vec::new());
+        }
+        st
+    }
+
+    fn new_run_id(&mut self) -> u32 {
+        // Reuse the first free blocked slot index as the id space stays small.
+        if let Some(i) = self.blocked.iter().position(|b| b.is_none()) {
+            return i as u32;
+        }
+        self.blocked.push(None);
+        self.next_run_id = self.blocked.len() as u32;
+        (self.blocked.len() - 1) as u32
+    }
+
+    fn park_run(&mut self, id: u32, hctx: u16, cpu: u16, rest: Vec<RqId>) {
+        self.blocked[id as usize] = Some(BlockedRun { hctx, cpu, rest });
+    }
+
+    /// Call the driver's `queue_rq` and account for the outcome.
+    fn queue_rq(
+        &mut self,
+        rq: RqId,
+        last: bool,
+        ctx: CallCtx,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) -> BlkStatus {
+        let hctx = self.pool.get(rq).hctx;
+        {
+            let r = self.pool.get_mut(rq);
+            debug_assert!(r.tag >= 0, "queue_rq without a driver tag");
+            r.state = RqState::InFlight;
+            r.issue_time = now;
+        }
+        self.stats.queue_rq_calls += 1;
+        self.set_in_flight_delta(hctx, 1, now);
+        let st = drv.queue_rq(&self.pool, rq, hctx, last, ctx, now, &mut out.drv);
+        match st {
+            BlkStatus::Ok | BlkStatus::Blocked => {
+                self.trace(out, now, b'D', TraceSrc::Rq(rq), 0);
+                let seq = self.pool.get(rq).elv_priv[1];
+                if seq != 0 {
+                    if seq < self.last_issued_seq {
+                        self.stats.dispatch_inversions += 1;
+                    }
+                    self.last_issued_seq = self.last_issued_seq.max(seq);
+                }
+                let r = self.pool.get(rq);
+                self.stats.blk_wait_ns += now - r.alloc_time;
+            }
+            BlkStatus::Resource | BlkStatus::DevResource => {
+                self.stats.queue_rq_resource += 1;
+                self.set_in_flight_delta(hctx, -1, now);
+                let r = self.pool.get_mut(rq);
+                r.state = RqState::Idle;
+                r.requeues += 1;
+            }
+            BlkStatus::IoErr => {}
+        }
+        // Inline completions (null_blk irqmode=0 completes inside queue_rq).
+        self.drain_driver_completions(drv, now, out);
+        st
+    }
+
+    /// Process completions the driver reported (inline or from its timers).
+    pub fn drain_driver_completions(&mut self, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
+        while let Some((rq, st)) = out.drv.completions.pop() {
+            self.end_request(rq, st, drv, now, out);
+        }
+    }
+
+    fn set_in_flight_delta(&mut self, hctx: u16, delta: i32, now: Ns) {
+        // Accounting for util and in_queue (`part_stat`, fio's disk stats).
+        let span = now - self.last_busy_change;
+        if self.total_in_flight > 0 {
+            self.stats.busy_ns += span;
+            self.stats.in_queue_ns += span as u128 * self.total_in_flight as u128;
+        }
+        self.last_busy_change = now;
+        let h = &mut self.hctxs[hctx as usize];
+        if delta > 0 {
+            h.in_flight += 1;
+            self.total_in_flight += 1;
+            self.stats.max_in_flight = self.stats.max_in_flight.max(self.total_in_flight);
+        } else {
+            h.in_flight -= 1;
+            self.total_in_flight -= 1;
+        }
+    }
+
+    /// Close the util/in_queue accounting at the end of a run.
+    pub fn account_until(&mut self, now: Ns) {
+        let span = now.saturating_sub(self.last_busy_change);
+        if self.total_in_flight > 0 {
+            self.stats.busy_ns += span;
+            self.stats.in_queue_ns += span as u128 * self.total_in_flight as u128;
+        }
+        self.last_busy_change = now.max(self.last_busy_change);
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Running a hardware queue
+    // ------------------------------------------------------------------------------------
+
+    fn hctx_has_work(&self, h: usize) -> bool {
+        !self.hctxs[h].dispatch.is_empty()
+            || match &self.elevator {
+                Some(e) => e.has_work(),
+                None => self
+                    .sw_queues
+                    .iter()
+                    .enumerate()
+                    .any(|(c, q)| !q.is_empty() && self.cpu_to_hctx(c as u16) as usize == h),
+            }
+    }
+
+    /// `blk_mq_run_hw_queue(hctx, async)`. `cpu` is the CPU of the caller (runs inline when
+    /// not async).
+    pub fn run_hw_queue(
+        &mut self,
+        hctx: u16,
+        async_run: bool,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let h = hctx as usize;
+        if self.hctxs[h].stopped || !self.hctx_has_work(h) {
+            return;
+        }
+        if async_run {
+            self.delay_run_hw_queue(hctx, 0, now, out);
+            return;
+        }
+        self.sched_dispatch_requests(hctx, cpu, drv, now, out);
+    }
+
+    /// `blk_mq_delay_run_hw_queue`: one pending kblockd run per hctx; an earlier request
+    /// moves it earlier (`kblockd_mod_delayed_work_on`).
+    pub fn delay_run_hw_queue(&mut self, hctx: u16, delay: Ns, now: Ns, out: &mut BlkOut) {
+        let h = &mut self.hctxs[hctx as usize];
+        let at = now + delay;
+        if h.run_at.map(|t| at < t).unwrap_or(true) {
+            h.run_at = Some(at);
+            out.hw_runs.push((hctx, delay));
+        }
+    }
+
+    /// The kblockd work for `hctx` fired at `now` (scheduled at `at`). Stale events (the work
+    /// was moved) are ignored.
+    pub fn run_work(
+        &mut self,
+        hctx: u16,
+        at: Ns,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let h = hctx as usize;
+        if self.hctxs[h].run_at != Some(at) {
+            return;
+        }
+        self.hctxs[h].run_at = None;
+        self.stats.hw_runs += 1;
+        if self.hctxs[h].stopped || !self.hctx_has_work(h) {
+            return;
+        }
+        self.sched_dispatch_requests(hctx, cpu, drv, now, out);
+    }
+
+    /// `blk_mq_sched_dispatch_requests` → `__blk_mq_sched_dispatch_requests`.
+    fn sched_dispatch_requests(
+        &mut self,
+        hctx: u16,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let h = hctx as usize;
+        if self.hctxs[h].stopped {
+            return;
+        }
+        // Leftovers on hctx->dispatch go first.
+        if !self.hctxs[h].dispatch.is_empty() {
+            let mut list = std::mem::take(&mut self.scratch);
+            list.clear();
+            list.extend(self.hctxs[h].dispatch.drain(..));
+            self.hctxs[h].sched_restart = true;
+            let r = self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+            list.clear();
+            self.scratch = list;
+            match r {
+                ListResult::AllSent => {}
+                ListResult::Suspended | ListResult::NotAll => return,
+            }
+            if self.elevator.is_some() {
+                self.do_dispatch_sched(hctx, cpu, drv, now, out);
+            } else {
+                self.do_dispatch_ctx(hctx, cpu, drv, now, out);
+            }
+        } else if self.elevator.is_some() {
+            self.do_dispatch_sched(hctx, cpu, drv, now, out);
+        } else if self.hctxs[h].dispatch_busy > 0 {
+            self.do_dispatch_ctx(hctx, cpu, drv, now, out);
+        } else {
+            // Flush all software queues of this hctx and dispatch them in one list.
+            let mut list = std::mem::take(&mut self.scratch);
+            list.clear();
+            for c in 0..self.nr_cpus {
+                if self.cpu_to_hctx(c as u16) == hctx {
+                    list.extend(self.sw_queues[c].drain(..));
+                }
+            }
+            for &rq in &list {
+                self.pool.get_mut(rq).state = RqState::Idle;
+            }
+            if !list.is_empty() {
+                self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+            }
+            list.clear();
+            self.scratch = list;
+        }
+    }
+
+    /// `blk_mq_do_dispatch_sched` → repeated `__blk_mq_do_dispatch_sched`.
+    fn do_dispatch_sched(
+        &mut self,
+        hctx: u16,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let h = hctx as usize;
+        loop {
+            let max_dispatch = if self.hctxs[h].dispatch_busy > 0 {
+                1
+            } else {
+                self.lim.nr_requests.max(1)
+            };
+            let mut list = Vec::new();
+            std::mem::swap(&mut list, &mut self.scratch);
+            list.clear();
+            let mut run_queue = false;
+            let mut busy = false;
+            while (list.len() as u32) < max_dispatch {
+                let elv = self.elevator.as_mut().unwrap();
+                if !elv.has_work() {
+                    break;
+                }
+                if !self.hctxs[h].dispatch.is_empty() {
+                    busy = true;
+                    break;
+                }
+                let Some(rq) = elv.dispatch_request(&mut self.pool, now) else {
+                    run_queue = true;
+                    break;
+                };
+                self.dispatch_seq += 1;
+                {
+                    let r = self.pool.get_mut(rq);
+                    r.state = RqState::Idle;
+                    r.elv_priv[1] = self.dispatch_seq;
+                }
+                list.push(rq);
+                if !self.get_driver_tag(rq, cpu) {
+                    break;
+                }
+            }
+            let dispatched = if list.is_empty() {
+                if run_queue {
+                    self.delay_run_hw_queue(hctx, BLK_MQ_BUDGET_DELAY, now, out);
+                }
+                false
+            } else {
+                let r = self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+                if r == ListResult::Suspended {
+                    list.clear();
+                    self.scratch = list;
+                    return;
+                }
+                r == ListResult::AllSent
+            };
+            list.clear();
+            self.scratch = list;
+            if busy {
+                // -EAGAIN: hctx->dispatch got refilled; run again (the kernel retries once
+                // inline, then asynchronously).
+                self.delay_run_hw_queue(hctx, 0, now, out);
+                return;
+            }
+            if !dispatched {
+                return;
+            }
+        }
+    }
+
+    /// `blk_mq_do_dispatch_ctx`: one request at a time, round-robin over software queues.
+    fn do_dispatch_ctx(
+        &mut self,
+        hctx: u16,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let h = hctx as usize;
+        loop {
+            if !self.hctxs[h].dispatch.is_empty() {
+                return;
+            }
+            let n = self.nr_cpus;
+            let start = self.hctxs[h].dispatch_from % n;
+            let mut picked = None;
+            for i in 0..n {
+                let c = (start + i) % n;
+                if self.cpu_to_hctx(c as u16) != hctx {
+                    continue;
+                }
+                if let Some(rq) = self.sw_queues[c].pop_front() {
+                    picked = Some(rq);
+                    self.hctxs[h].dispatch_from = c + 1;
+                    break;
+                }
+            }
+            let Some(rq) = picked else { return };
+            self.pool.get_mut(rq).state = RqState::Idle;
+            let mut list = vec![rq];
+            let r = self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+            if r != ListResult::AllSent {
+                return;
+            }
+        }
+    }
+
+    /// `blk_mq_get_driver_tag`.
+    fn get_driver_tag(&mut self, rq: RqId, cpu: u16) -> bool {
+        if self.pool.get(rq).tag >= 0 {
+            return true;
+        }
+        let h = self.pool.get(rq).hctx as usize;
+        match self.driver_tags[h].get(cpu as usize) {
+            Some(t) => {
+                self.pool.get_mut(rq).tag = t as i32;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `blk_mq_dispatch_rq_list`. Consumes `list`; leftovers go to `hctx->dispatch`.
+    fn dispatch_rq_list(
+        &mut self,
+        hctx: u16,
+        list: &mut Vec<RqId>,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) -> ListResult {
+        let h = hctx as usize;
+        let mut i = 0;
+        let mut needs_resource = false;
+        let mut last_status = BlkStatus::Ok;
+        let mut queued = 0;
+        let n = list.len();
+        while i < n {
+            let rq = list[i];
+            if !self.get_driver_tag(rq, cpu) {
+                // `blk_mq_mark_tag_wait` for unshared tags: mark restart, retry once.
+                self.hctxs[h].sched_restart = true;
+                if !self.get_driver_tag(rq, cpu) {
+                    break;
+                }
+            }
+            let id = self.new_run_id();
+            let st = self.queue_rq(rq, i + 1 == n, CallCtx { id, cpu }, drv, now, out);
+            last_status = st;
+            match st {
+                BlkStatus::Ok => queued += 1,
+                BlkStatus::Blocked => {
+                    // The dispatching context sleeps in the driver; it resumes with the rest
+                    // of its list when the driver wakes it.
+                    let rest: Vec<RqId> = list[i + 1..].to_vec();
+                    self.park_run(id, hctx, cpu, rest);
+                    return ListResult::Suspended;
+                }
+                BlkStatus::Resource | BlkStatus::DevResource => {
+                    if st == BlkStatus::Resource {
+                        needs_resource = true;
+                    }
+                    // `blk_mq_handle_dev_resource`: release the driver tag when an elevator
+                    // owns the request (`__blk_mq_requeue_request` → put driver tag).
+                    if self.elevator.is_some() {
+                        self.put_driver_tag(rq, now, out);
+                    }
+                    break;
+                }
+                BlkStatus::IoErr => {
+                    self.end_request(rq, BlkStatus::IoErr, drv, now, out);
+                    queued += 1;
+                }
+            }
+            i += 1;
+        }
+        if i < n || last_status != BlkStatus::Ok {
+            if queued > 0 || i < n {
+                drv.commit_rqs(hctx, now, &mut out.drv);
+            }
+        }
+        if i < n {
+            for &rq in &list[i..] {
+                self.pool.get_mut(rq).state = RqState::OnDispatchList;
+                self.hctxs[h].dispatch.push_back(rq);
+            }
+            let needs_restart = self.hctxs[h].sched_restart;
+            if !needs_restart {
+                self.delay_run_hw_queue(hctx, 0, now, out);
+            } else if needs_resource {
+                self.delay_run_hw_queue(hctx, BLK_MQ_RESOURCE_DELAY, now, out);
+            }
+            self.update_dispatch_busy(h, true);
+            list.clear();
+            return ListResult::NotAll;
+        }
+        self.update_dispatch_busy(h, false);
+        list.clear();
+        ListResult::AllSent
+    }
+
+    /// `blk_mq_update_dispatch_busy`: EWMA with weight 8, factor 4.
+    fn update_dispatch_busy(&mut self, h: usize, busy: bool) {
+        let e = self.hctxs[h].dispatch_busy;
+        if e == 0 && !busy {
+            return;
+        }
+        self.hctxs[h].dispatch_busy = (e * 7 + if busy { 1 << 4 } else { 0 }) / 8;
+    }
+
+    /// A blocked dispatch context was woken by the driver: go on with the rest of its list,
+    /// then run the queue again from the top (as the kernel's dispatch loop would).
+    pub fn resume_run(&mut self, id: u32, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
+        let Some(run) = self.blocked.get_mut(id as usize).and_then(|b| b.take()) else {
+            panic!("resume of unknown dispatch context {id}");
+        };
+        let mut rest = run.rest;
+        if !rest.is_empty() {
+            let r = self.dispatch_rq_list(run.hctx, &mut rest, run.cpu, drv, now, out);
+            if r != ListResult::AllSent {
+                return;
+            }
+        }
+        self.run_hw_queue(run.hctx, false, run.cpu, drv, now, out);
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Completion
+    // ------------------------------------------------------------------------------------
+
+    /// `blk_mq_end_request` → `__blk_mq_end_request` → `blk_mq_free_request`.
+    pub fn end_request(
+        &mut self,
+        rq: RqId,
+        st: BlkStatus,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
+        let _ = drv;
+        let (hctx, op, issue, nsec) = {
+            let r = self.pool.get(rq);
+            assert_eq!(
+                r.state,
+                RqState::InFlight,
+                "request {rq} completed while not in flight"
+            );
+            (r.hctx, r.op, r.issue_time, r.nr_sectors)
+        };
+        self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
+        self.set_in_flight_delta(hctx, -1, now);
+        let dir = op.dir();
+        self.stats.ios[dir] += 1;
+        self.stats.sectors[dir] += nsec as u64;
+        self.stats.ticks_ns[dir] += now - issue;
+        if let Some(elv) = self.elevator.as_mut() {
+            elv.completed_request(&self.pool, rq, now);
+            elv.finish_request(&self.pool, rq, now);
+        }
+        // Complete every bio of the request.
+        let mut b = self.pool.take_bios(rq);
+        while b != NO_BIO {
+            let bio = self.pool.free_bio(b);
+            out.bio_done.push((bio.token, st));
+            b = bio.next;
+        }
+        let freed = self.pool.free_rq_shell(rq);
+        self.release_tags(&freed, now, out);
+        // `blk_mq_sched_restart`.
+        let h = hctx as usize;
+        if self.hctxs[h].sched_restart {
+            self.hctxs[h].sched_restart = false;
+            self.delay_run_hw_queue(hctx, 0, now, out);
+        } else if self
+            .elevator
+            .as_ref()
+            .map(|e| e.wants_run_on_completion() && e.has_work())
+            .unwrap_or(false)
+        {
+            self.delay_run_hw_queue(hctx, 0, now, out);
+        }
+    }
+
+    fn put_driver_tag(&mut self, rq: RqId, now: Ns, out: &mut BlkOut) {
+        let (h, tag, cpu) = {
+            let r = self.pool.get_mut(rq);
+            let t = r.tag;
+            r.tag = -1;
+            (r.hctx as usize, t, r.cpu)
+        };
+        if tag >= 0 {
+            self.driver_tags[h].put(tag as u32, cpu as usize);
+            self.wake_tag_waiters(h, false, now, out);
+        }
+    }
+
+    fn release_tags(&mut self, freed: &crate::request::Request, now: Ns, out: &mut BlkOut) {
+        let h = freed.hctx as usize;
+        if freed.tag >= 0 {
+            self.driver_tags[h].put(freed.tag as u32, freed.cpu as usize);
+            if self.elevator.is_none() {
+                self.wake_tag_waiters(h, false, now, out);
+            }
+        }
+        if freed.sched_tag >= 0 {
+            self.sched_tags[h].put(freed.sched_tag as u32, freed.cpu as usize);
+            self.wake_tag_waiters(h, true, now, out);
+        }
+    }
+
+    /// `sbitmap_queue_wake_up`: every `wake_batch` frees wake up to `wake_batch` sleepers;
+    /// they allocate right away (their request is then plugged/inserted/issued, which is what
+    /// the woken task would do next).
+    fn wake_tag_waiters(&mut self, h: usize, sched: bool, now: Ns, out: &mut BlkOut) {
+        let batch = if sched {
+            self.wake_batch_sched
+        } else {
+            self.wake_batch_driver
+        };
+        let wq = if sched {
+            &mut self.sched_waitq[h]
+        } else {
+            &mut self.driver_waitq[h]
+        };
+        if wq.waiters.is_empty() {
+            return;
+        }
+        wq.wait_cnt = wq.wait_cnt.saturating_sub(1);
+        if wq.wait_cnt > 0 {
+            return;
+        }
+        wq.wait_cnt = batch;
+        let n = batch.min(wq.waiters.len() as u32);
+        let mut woken = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            if let Some(w) = wq.waiters.pop_front() {
+                woken.push(w);
+            }
+        }
+        let _ = now;
+        // The wake-up makes them runnable; the event loop resumes them (possibly after a
+        // wake-up latency) through `retry_tag_waiter`.
+        for w in woken {
+            out.task_unblocked.push(w.task);
+        }
+    }
+
+    /// The event loop resumes a task woken from a tag wait: retry the allocation for the bio
+    /// it slept on. It may have to sleep again if another task took the tag first.
+    pub fn resume_tag_waiter(
+        &mut self,
+        task: u32,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) -> Submit {
+        let bio = self
+            .task_wait_bio
+            .get_mut(task as usize)
+            .and_then(|b| b.take())
+            .expect("task resumed without a pending bio");
+        self.submit_bio_alloc(bio, drv, now, out)
+    }
+
+    /// Leak check: requests and bios still alive, and whether any task or run is parked.
+    pub fn quiescent(&self) -> bool {
+        self.pool.live() == (0, 0)
+            && self.total_in_flight == 0
+            && self.blocked.iter().all(|b| b.is_none())
+            && self
+                .sched_waitq
+                .iter()
+                .chain(self.driver_waitq.iter())
+                .all(|w| w.waiters.is_empty())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ListResult {
+    AllSent,
+    NotAll,
+    Suspended,
+}
+
+#[derive(Clone, Copy)]
+enum TraceSrc {
+    Rq(RqId),
+    Bio(BioId),
+    Task(u32, u16),
+}

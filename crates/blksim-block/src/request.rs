@@ -1,0 +1,289 @@
+//! Bios and requests.
+//!
+//! A [`Request`] owns a singly linked chain of [`Bio`]s (as `rq->bio` / `bio->bi_next`). Both
+//! live in slabs inside [`RqPool`]; everything else holds [`RqId`]s. Requests are recycled, so
+//! memory does not grow with the number of I/Os simulated.
+
+use blksim_core::{Ns, Slab};
+
+pub type RqId = u32;
+pub type BioId = u32;
+pub const NO_BIO: BioId = u32::MAX;
+
+/// The operation, as `enum req_op` (REQ_OP_READ, REQ_OP_WRITE, REQ_OP_FLUSH, REQ_OP_DISCARD).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Read,
+    Write,
+    Flush,
+    Discard,
+}
+
+impl Op {
+    pub fn is_write(self) -> bool {
+        !matches!(self, Op::Read)
+    }
+    /// Data direction for the elevators' per-direction lists (`DD_READ`/`DD_WRITE`):
+    /// everything but reads counts as a write, as `op_is_write()` does.
+    pub fn dir(self) -> usize {
+        if self.is_write() {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// `REQ_*` flags that matter to the model.
+pub mod flags {
+    pub const REQ_SYNC: u32 = 1 << 0;
+    pub const REQ_FUA: u32 = 1 << 1;
+    pub const REQ_PREFLUSH: u32 = 1 << 2;
+    pub const REQ_META: u32 = 1 << 3;
+    pub const REQ_NOMERGE: u32 = 1 << 4;
+    pub const REQ_IDLE: u32 = 1 << 5;
+}
+
+/// I/O priority class, as `IOPRIO_CLASS_*`; mq-deadline maps RT/BE/IDLE to its three levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub enum IoPrioClass {
+    Rt = 1,
+    #[default]
+    Be = 2,
+    Idle = 3,
+}
+
+/// A bio: one contiguous piece of a submitter's I/O.
+#[derive(Clone, Debug)]
+pub struct Bio {
+    /// Opaque token of the submitter (the workload's io_u id); returned at completion.
+    pub token: u64,
+    pub op: Op,
+    pub flags: u32,
+    pub sector: u64,
+    pub nr_sectors: u32,
+    /// Physical segments this bio adds (pages for direct I/O of user buffers).
+    pub nr_segments: u16,
+    /// Submitting task (fio job clone index) and the CPU it ran on.
+    pub task: u32,
+    pub cpu: u16,
+    pub ioprio: IoPrioClass,
+    /// Data version written (per-sector integrity oracle); 0 for reads.
+    pub version: u64,
+    /// Time the bio entered the block layer (blktrace `Q`).
+    pub queue_time: Ns,
+    pub next: BioId,
+}
+
+/// `RQF_*`-like state of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RqState {
+    #[default]
+    Idle,
+    /// In a plug list.
+    Plugged,
+    /// Inside the elevator.
+    Queued,
+    /// On `hctx->dispatch` (leftovers or bypass inserts).
+    OnDispatchList,
+    /// Handed to the driver (`blk_mq_start_request` done).
+    InFlight,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub op: Op,
+    pub flags: u32,
+    pub ioprio: IoPrioClass,
+    /// First sector (`blk_rq_pos`) and length (`blk_rq_sectors`).
+    pub sector: u64,
+    pub nr_sectors: u32,
+    pub nr_segments: u16,
+    pub hctx: u16,
+    /// Software queue (CPU) the request was allocated on.
+    pub cpu: u16,
+    /// Submitting task of the first bio.
+    pub task: u32,
+    /// Scheduler tag (`rq->internal_tag`), -1 without an elevator.
+    pub sched_tag: i32,
+    /// Driver tag (`rq->tag`), -1 until one is assigned.
+    pub tag: i32,
+    pub state: RqState,
+    /// Allocation time, insert time (`rq->fifo_time` base), and issue time (`io_start_time_ns`).
+    pub alloc_time: Ns,
+    pub insert_time: Ns,
+    pub issue_time: Ns,
+    /// Elevator-private words (`rq->elv.priv[]`): deadline, per-prio index, bfq queue id...
+    pub elv_priv: [u64; 2],
+    /// Merge counters for statistics.
+    pub nr_merged_bios: u32,
+    pub bio_head: BioId,
+    pub bio_tail: BioId,
+    /// Times queue_rq returned a resource error for this request (requeues).
+    pub requeues: u32,
+}
+
+impl Default for Op {
+    fn default() -> Self {
+        Op::Read
+    }
+}
+
+impl Request {
+    pub fn end_sector(&self) -> u64 {
+        self.sector + self.nr_sectors as u64
+    }
+    pub fn bytes(&self) -> u64 {
+        (self.nr_sectors as u64) << 9
+    }
+}
+
+/// The slab of requests and bios owned by the request queue.
+#[derive(Default)]
+pub struct RqPool {
+    rqs: Slab<Request>,
+    bios: Slab<Bio>,
+}
+
+impl RqPool {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn alloc_bio(&mut self, bio: Bio) -> BioId {
+        self.bios.insert(bio)
+    }
+
+    pub fn bio(&self, id: BioId) -> &Bio {
+        self.bios.get(id)
+    }
+
+    pub fn free_bio(&mut self, id: BioId) -> Bio {
+        self.bios.remove(id)
+    }
+
+    /// Make a request from a single bio (`blk_mq_bio_to_request`).
+    pub fn alloc_rq_from_bio(&mut self, bio_id: BioId, hctx: u16, now: Ns) -> RqId {
+        let b = self.bios.get(bio_id);
+        let rq = Request {
+            op: b.op,
+            flags: b.flags,
+            ioprio: b.ioprio,
+            sector: b.sector,
+            nr_sectors: b.nr_sectors,
+            nr_segments: b.nr_segments,
+            hctx,
+            cpu: b.cpu,
+            task: b.task,
+            sched_tag: -1,
+            tag: -1,
+            state: RqState::Idle,
+            alloc_time: now,
+            insert_time: now,
+            issue_time: 0,
+            elv_priv: [0; 2],
+            nr_merged_bios: 0,
+            bio_head: bio_id,
+            bio_tail: bio_id,
+            requeues: 0,
+        };
+        self.rqs.insert(rq)
+    }
+
+    /// A request with no bio (flush issued by the block layer itself).
+    pub fn alloc_rq(&mut self, rq: Request) -> RqId {
+        self.rqs.insert(rq)
+    }
+
+    pub fn get(&self, id: RqId) -> &Request {
+        self.rqs.get(id)
+    }
+
+    pub fn get_mut(&mut self, id: RqId) -> &mut Request {
+        self.rqs.get_mut(id)
+    }
+
+    pub fn contains(&self, id: RqId) -> bool {
+        self.rqs.contains(id)
+    }
+
+    /// Append `bio` at the back of `rq` (back merge, `bio_attempt_back_merge`).
+    pub fn back_merge_bio(&mut self, rq: RqId, bio_id: BioId) {
+        let (bs, bseg) = {
+            let b = self.bios.get(bio_id);
+            (b.nr_sectors, b.nr_segments)
+        };
+        let tail = self.rqs.get(rq).bio_tail;
+        self.bios.get_mut(tail).next = bio_id;
+        let r = self.rqs.get_mut(rq);
+        r.bio_tail = bio_id;
+        r.nr_sectors += bs;
+        r.nr_segments += bseg;
+        r.nr_merged_bios += 1;
+    }
+
+    /// Prepend `bio` at the front of `rq` (front merge, `bio_attempt_front_merge`).
+    pub fn front_merge_bio(&mut self, rq: RqId, bio_id: BioId) {
+        let (bsec, bs, bseg) = {
+            let b = self.bios.get(bio_id);
+            (b.sector, b.nr_sectors, b.nr_segments)
+        };
+        let head = self.rqs.get(rq).bio_head;
+        self.bios.get_mut(bio_id).next = head;
+        let r = self.rqs.get_mut(rq);
+        r.bio_head = bio_id;
+        r.sector = bsec;
+        r.nr_sectors += bs;
+        r.nr_segments += bseg;
+        r.nr_merged_bios += 1;
+    }
+
+    /// Move all bios of `next` to the back of `rq` (request–request merge, `attempt_merge`).
+    /// The caller frees `next` afterwards with [`RqPool::free_rq_shell`].
+    pub fn merge_requests(&mut self, rq: RqId, next: RqId) {
+        let (nh, nt, ns, nseg, nm) = {
+            let n = self.rqs.get(next);
+            (
+                n.bio_head,
+                n.bio_tail,
+                n.nr_sectors,
+                n.nr_segments,
+                n.nr_merged_bios,
+            )
+        };
+        let tail = self.rqs.get(rq).bio_tail;
+        self.bios.get_mut(tail).next = nh;
+        let r = self.rqs.get_mut(rq);
+        r.bio_tail = nt;
+        r.nr_sectors += ns;
+        r.nr_segments += nseg;
+        r.nr_merged_bios += nm + 1;
+        let n = self.rqs.get_mut(next);
+        n.bio_head = NO_BIO;
+        n.bio_tail = NO_BIO;
+    }
+
+    /// Free a request whose bios were moved away or already completed.
+    pub fn free_rq_shell(&mut self, id: RqId) -> Request {
+        self.rqs.remove(id)
+    }
+
+    /// Number of live requests and bios (leak checks).
+    pub fn live(&self) -> (usize, usize) {
+        (self.rqs.len(), self.bios.len())
+    }
+
+    /// Peak slots allocated (memory high-water mark).
+    pub fn capacity_used(&self) -> (usize, usize) {
+        (self.rqs.capacity_used(), self.bios.capacity_used())
+    }
+
+    /// Detach and return the bio chain of `rq` (head), for completion.
+    pub fn take_bios(&mut self, rq: RqId) -> BioId {
+        let r = self.rqs.get_mut(rq);
+        let h = r.bio_head;
+        r.bio_head = NO_BIO;
+        r.bio_tail = NO_BIO;
+        h
+    }
+}
