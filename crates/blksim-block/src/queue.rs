@@ -912,6 +912,25 @@ impl RequestQueue {
         self.sched_dispatch_requests(hctx, cpu, drv, now, out);
     }
 
+    /// `blk_mq_stop_hw_queues` (null_blk's throttle): no dispatch until restarted.
+    pub fn stop_hw_queues(&mut self) {
+        for h in &mut self.hctxs {
+            h.stopped = true;
+        }
+    }
+
+    /// `blk_mq_start_stopped_hw_queues(q, true)`: clear STOPPED and run asynchronously.
+    pub fn start_stopped_hw_queues(&mut self, now: Ns, out: &mut BlkOut) {
+        for i in 0..self.hctxs.len() {
+            if self.hctxs[i].stopped {
+                self.hctxs[i].stopped = false;
+                if self.hctx_has_work(i) {
+                    self.delay_run_hw_queue(i as u16, 0, now, out);
+                }
+            }
+        }
+    }
+
     /// `blk_mq_sched_dispatch_requests` → `__blk_mq_sched_dispatch_requests`.
     fn sched_dispatch_requests(
         &mut self,

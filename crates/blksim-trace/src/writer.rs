@@ -1,0 +1,249 @@
+//! [`BlktraceWriter`]: per-CPU `<devname>.blktrace.<cpu>` files, as `blktrace -d /dev/X`
+//! writes them (blktrace.c: `"%s.blktrace.%d"`), each a stream of v7 records.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::record::{
+    encode_event, mkdev, put_header, tn, TraceEvent, BLK_TN_MAX_MSG, MAX_EVENT_PDU, RECORD_LEN,
+    TASK_COMM_LEN,
+};
+
+/// Command name used for pids that were never named with [`BlktraceWriter::set_comm`].
+pub const DEFAULT_COMM: &str = "blksim";
+
+/// Size of each per-CPU write buffer.
+const BUF_CAPACITY: usize = 64 * 1024;
+
+/// Path of the per-CPU file for `cpu`: `DIR/<devname>.blktrace.<cpu>`.
+///
+/// Slashes in `devname` become underscores, as `do_blk_trace_setup()` does for the relay
+/// directory name (`strreplace(buts->name, '/', '_')`).
+pub fn cpu_file_path(dir: &Path, devname: &str, cpu: u32) -> PathBuf {
+    dir.join(format!("{}.blktrace.{}", sanitize(devname), cpu))
+}
+
+fn sanitize(devname: &str) -> String {
+    devname.replace('/', "_")
+}
+
+struct CpuStream {
+    out: Option<BufWriter<File>>,
+    /// Last data sequence number written (the kernel's per-cpu `bt->sequence`).
+    seq: u32,
+    last_time: u64,
+}
+
+/// Writes simulated block-layer events as blktrace binary files.
+///
+/// Events for one CPU must be written in non-decreasing `time_ns` (blkparse merges the
+/// per-CPU files assuming each is time ordered, as the kernel's relay buffers are); a
+/// violation is reported as `io::ErrorKind::InvalidInput`. The simulator's event loop writes
+/// in virtual-time order, which satisfies this for every CPU.
+pub struct BlktraceWriter {
+    dir: PathBuf,
+    devname: String,
+    device: u32,
+    cpus: Vec<CpuStream>,
+    comms: BTreeMap<u32, [u8; TASK_COMM_LEN]>,
+    /// (cpu, pid) pairs whose PROCESS note has been written into that CPU's file.
+    named: BTreeSet<(u32, u32)>,
+}
+
+impl BlktraceWriter {
+    /// Start a trace of device `dev = (major, minor)` named `devname` (e.g. `"mmcblk0"`)
+    /// in `dir`, which is created if needed. Existing `<devname>.blktrace.<N>` files in `dir`
+    /// are removed first, so blkparse does not pick up CPUs from an older run.
+    ///
+    /// Like `blk_trace_start()` -> `trace_note_time()`, the trace begins with a
+    /// `BLK_TN_TIMESTAMP` note in CPU 0's file; its wall-clock value is fixed at 0.0 so that
+    /// output is deterministic.
+    pub fn create(dir: &Path, devname: &str, dev: (u32, u32)) -> io::Result<Self> {
+        fs::create_dir_all(dir)?;
+        let name = sanitize(devname);
+        let prefix = format!("{name}.blktrace.");
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            let fname = entry.file_name();
+            let Some(fname) = fname.to_str() else {
+                continue;
+            };
+            if let Some(rest) = fname.strip_prefix(&prefix) {
+                if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+                    fs::remove_file(entry.path())?;
+                }
+            }
+        }
+        let mut w = BlktraceWriter {
+            dir: dir.to_path_buf(),
+            devname: name,
+            device: mkdev(dev.0, dev.1),
+            cpus: Vec::new(),
+            comms: BTreeMap::new(),
+            named: BTreeSet::new(),
+        };
+        // trace_note_time(): u32 words[2] = { tv_sec, tv_nsec }, pid 0, sequence 0.
+        let mut rec = [0u8; RECORD_LEN + 8];
+        put_header(&mut rec, 0, 0, 0, 0, tn::TIMESTAMP, 0, w.device, 0, 0, 8);
+        w.stream(0)?.write_all(&rec)?;
+        Ok(w)
+    }
+
+    /// Name `pid` (e.g. `set_comm(4242, "fio")`). Takes effect for the pid's next first
+    /// appearance on a CPU; call it before writing the pid's first event. Names are cut to
+    /// 15 bytes, like the kernel's `comm`.
+    pub fn set_comm(&mut self, pid: u32, name: &str) {
+        self.comms.insert(pid, comm_bytes(name));
+    }
+
+    /// The kernel `dev_t` written in every record (`major << 20 | minor`).
+    pub fn device(&self) -> u32 {
+        self.device
+    }
+
+    /// Path of the file for `cpu` (whether or not it has been written yet).
+    pub fn cpu_path(&self, cpu: u32) -> PathBuf {
+        cpu_file_path(&self.dir, &self.devname, cpu)
+    }
+
+    /// Append one block-layer event to the file of `ev.cpu`.
+    pub fn write(&mut self, ev: &TraceEvent) -> io::Result<()> {
+        self.check_time(ev.cpu, ev.time_ns)?;
+        self.note_process(ev.cpu, ev.pid, ev.time_ns)?;
+        let device = self.device;
+        let s = self.stream_state(ev.cpu)?;
+        // __blk_add_trace(): (*sequence)++ then relay_blktrace_event(bt, *sequence, ...).
+        s.seq = s.seq.wrapping_add(1);
+        let seq = s.seq;
+        let mut buf = [0u8; RECORD_LEN + MAX_EVENT_PDU];
+        let len = encode_event(ev, device, seq, &mut buf);
+        self.stream(ev.cpu)?.write_all(&buf[..len])
+    }
+
+    /// Append a `BLK_TN_MESSAGE` note, as `blk_add_trace_msg()` / `__blk_trace_note_message()`
+    /// writes it: sector 0, bytes 0, sequence 0 (notes do not use the per-cpu sequence), the
+    /// text without a terminating NUL as payload, at most `BLK_TN_MAX_MSG - 1` = 127 bytes.
+    /// blkparse prints it as `maj,min cpu 0 time 0 m N <text>`; btt copies it to `<out>.msg`.
+    pub fn message(&mut self, time_ns: u64, cpu: u32, pid: u32, text: &str) -> io::Result<()> {
+        self.check_time(cpu, time_ns)?;
+        let mut n = text.len().min(BLK_TN_MAX_MSG - 1);
+        while !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        let mut hdr = [0u8; RECORD_LEN];
+        put_header(
+            &mut hdr,
+            0,
+            time_ns,
+            0,
+            0,
+            tn::MESSAGE,
+            pid,
+            self.device,
+            cpu,
+            0,
+            n as u16,
+        );
+        let out = self.stream(cpu)?;
+        out.write_all(&hdr)?;
+        out.write_all(&text.as_bytes()[..n])
+    }
+
+    /// Flush everything and close the files. CPU files that received nothing but lie below
+    /// the highest CPU used are created empty: blkparse opens `<dev>.blktrace.0, .1, ...` and
+    /// stops at the first missing one (blkparse.c `do_file()` / `setup_file()`).
+    pub fn finish(mut self) -> io::Result<()> {
+        for cpu in 0..self.cpus.len() as u32 {
+            self.stream(cpu)?;
+        }
+        for s in &mut self.cpus {
+            if let Some(out) = s.out.as_mut() {
+                out.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_time(&mut self, cpu: u32, time_ns: u64) -> io::Result<()> {
+        let s = self.stream_state(cpu)?;
+        if time_ns < s.last_time {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "blktrace: cpu {cpu} time went backwards ({time_ns} ns < {} ns)",
+                    s.last_time
+                ),
+            ));
+        }
+        s.last_time = time_ns;
+        Ok(())
+    }
+
+    /// `trace_note_tsk()`: before a task's first event, a `BLK_TN_PROCESS` note with the
+    /// 16-byte `comm`. We write one per (cpu, pid) rather than per pid so that every CPU file
+    /// names its pids before using them, whatever order blkparse reads the files in.
+    fn note_process(&mut self, cpu: u32, pid: u32, time_ns: u64) -> io::Result<()> {
+        if !self.named.insert((cpu, pid)) {
+            return Ok(());
+        }
+        let comm = self
+            .comms
+            .get(&pid)
+            .copied()
+            .unwrap_or_else(|| comm_bytes(DEFAULT_COMM));
+        let mut rec = [0u8; RECORD_LEN + TASK_COMM_LEN];
+        put_header(
+            &mut rec,
+            0,
+            time_ns,
+            0,
+            0,
+            tn::PROCESS,
+            pid,
+            self.device,
+            cpu,
+            0,
+            TASK_COMM_LEN as u16,
+        );
+        rec[RECORD_LEN..].copy_from_slice(&comm);
+        self.stream(cpu)?.write_all(&rec)
+    }
+
+    fn stream_state(&mut self, cpu: u32) -> io::Result<&mut CpuStream> {
+        let idx = cpu as usize;
+        if idx >= self.cpus.len() {
+            if idx > 4095 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("blktrace: cpu {cpu} out of range"),
+                ));
+            }
+            self.cpus.resize_with(idx + 1, || CpuStream {
+                out: None,
+                seq: 0,
+                last_time: 0,
+            });
+        }
+        Ok(&mut self.cpus[idx])
+    }
+
+    fn stream(&mut self, cpu: u32) -> io::Result<&mut BufWriter<File>> {
+        self.stream_state(cpu)?;
+        let idx = cpu as usize;
+        if self.cpus[idx].out.is_none() {
+            // Opened once per CPU; nothing is allocated on the per-event path.
+            let path = cpu_file_path(&self.dir, &self.devname, cpu);
+            self.cpus[idx].out = Some(BufWriter::with_capacity(BUF_CAPACITY, File::create(path)?));
+        }
+        Ok(self.cpus[idx].out.as_mut().expect("just opened"))
+    }
+}
+
+fn comm_bytes(name: &str) -> [u8; TASK_COMM_LEN] {
+    let mut c = [0u8; TASK_COMM_LEN];
+    let n = name.len().min(TASK_COMM_LEN - 1);
+    c[..n].copy_from_slice(&name.as_bytes()[..n]);
+    c
+}
