@@ -87,6 +87,22 @@ pub trait Driver {
         false
     }
 
+    /// Device capacity in 512-byte sectors (`set_capacity`).
+    fn capacity_sectors(&self) -> u64 {
+        0
+    }
+
+    /// `blk_queue_write_cache(q, wc, fua)`: whether the device has a volatile write cache, so
+    /// flushes (fsync) reach the driver. Without one the flush machinery completes them at
+    /// once (`blk_flush_policy` returns 0).
+    fn write_cache(&self) -> bool {
+        false
+    }
+
+    /// Driver limits (`max_hw_sectors`, `max_segments`, logical block size) applied to the
+    /// queue at setup, as the driver's `blk_mq_alloc_disk` limits would.
+    fn apply_limits(&self, _lim: &mut crate::limits::QueueLimits) {}
+
     /// `queue_rq(hctx, bd)`. `last` is `bd->last` (no more requests follow in this batch).
     fn queue_rq(
         &mut self,

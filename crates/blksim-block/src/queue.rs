@@ -912,6 +912,24 @@ impl RequestQueue {
         self.sched_dispatch_requests(hctx, cpu, drv, now, out);
     }
 
+    /// The elevator's timer fired (bfq idling, kyber's statistics timer).
+    pub fn elevator_timer(&mut self, now: Ns, out: &mut BlkOut) {
+        let run = match self.elevator.as_mut() {
+            Some(e) => e.timer(&mut self.pool, now),
+            None => false,
+        };
+        if run {
+            for h in 0..self.hctxs.len() {
+                self.delay_run_hw_queue(h as u16, 0, now, out);
+            }
+        }
+    }
+
+    /// When the elevator next wants [`Self::elevator_timer`].
+    pub fn elevator_next_timer(&self) -> Option<Ns> {
+        self.elevator.as_ref().and_then(|e| e.next_timer())
+    }
+
     /// `blk_mq_stop_hw_queues` (null_blk's throttle): no dispatch until restarted.
     pub fn stop_hw_queues(&mut self) {
         for h in &mut self.hctxs {

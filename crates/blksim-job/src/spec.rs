@@ -109,11 +109,11 @@ impl BsSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum RandomDistribution {
     Random,
-    /// `zipf:theta[:center]`
+    /// `zipf:theta[:center]`. `center` (0.0..=1.0) shifts the hot spot; default 0.0.
     Zipf { theta: f64, center: f64 },
-    /// `pareto:h[:center]`
+    /// `pareto:h[:center]`, 0 < h < 1; center default 0.0.
     Pareto { h: f64, center: f64 },
-    /// `normal:dev_pct[:center]`
+    /// `normal:dev_pct[:center]`, 0 <= dev_pct < 100; center default 0.5.
     Normal { dev_pct: f64, center: f64 },
     /// `zoned:pct/range%:...` per direction (index by Ddir).
     Zoned { zones: [Vec<Zone>; 3] },
@@ -162,7 +162,8 @@ impl IoEngine {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SizeOrPct {
     Bytes(u64),
-    /// Percent in 1/1000 units? No: whole percent × 1000 to keep fractional percents exact.
+    /// Percent × 1000 (`50%` → 50_000, `12.5%` → 12_500), so fractional percents stay exact
+    /// in an integer. Always in 1..=100_000 after parsing (fio rejects 0% and more than 100%).
     PctMilli(u64),
 }
 
@@ -257,9 +258,21 @@ pub struct JobSpec {
     pub verify: Option<String>,
     pub do_verify: bool,
     /// Options exactly as written (key, value) in order, for the JSON "job options" object.
+    /// As fio's dump list (parse.c `add_to_dump_list`): the key is the option's canonical name
+    /// (`timeout=60` is stored as `runtime`), the value is as written after `${VAR}` and keyword
+    /// substitution, and options given without a value (`time_based`) are left out, because
+    /// fio's JSON writer skips them. Options inherited from `[global]` are not repeated here.
     pub raw_options: Vec<(String, String)>,
     /// Accepted-but-ignored options, with a one-line note each (printed once to stderr).
     pub notes: Vec<String>,
+    /// `description=` (free text; fio prints it only in the JSON "job options").
+    pub description: Option<String>,
+    /// `offset_increment=N%`: percent × 1000 of the file/device size. When `Some`, it replaces
+    /// [`JobSpec::offset_increment`] (fio `str_offset_increment_cb` keeps the two apart too).
+    pub offset_increment_pct: Option<u64>,
+    /// `io_submit_mode=offload`: submission follows the rate regardless of completions (the
+    /// fixed-rate and poisson examples use it). false = `inline`, fio's default.
+    pub io_submit_offload: bool,
 }
 
 impl Default for JobSpec {
@@ -331,6 +344,9 @@ impl Default for JobSpec {
             do_verify: true,
             raw_options: Vec::new(),
             notes: Vec::new(),
+            description: None,
+            offset_increment_pct: None,
+            io_submit_offload: false,
         }
     }
 }
@@ -345,6 +361,43 @@ impl JobSpec {
             self.iodepth.max(1)
         }
     }
+
+    /// `iodepth_batch_submit` as fio uses it: 0 or more than `iodepth` means `iodepth`
+    /// (init.c `fixup_options`).
+    pub fn effective_iodepth_batch_submit(&self) -> u32 {
+        let depth = self.iodepth.max(1);
+        if self.iodepth_batch_submit == 0 || self.iodepth_batch_submit > depth {
+            depth
+        } else {
+            self.iodepth_batch_submit
+        }
+    }
+
+    /// `iodepth_batch_complete_max` as fio uses it: never below `iodepth_batch_complete_min`
+    /// (init.c `fixup_options`).
+    pub fn effective_iodepth_batch_complete_max(&self) -> u32 {
+        self.iodepth_batch_complete_max.max(self.iodepth_batch_complete_min)
+    }
+
+    /// `iodepth_low` as fio uses it: unset, 0 or more than `iodepth` means `iodepth`
+    /// (init.c `fixup_options`).
+    pub fn effective_iodepth_low(&self) -> u32 {
+        let depth = self.iodepth.max(1);
+        match self.iodepth_low {
+            Some(low) if low != 0 && low <= depth => low,
+            _ => depth,
+        }
+    }
+
+    /// Smallest block size of a direction (from `bs`, `bsrange` or `bssplit`).
+    pub fn min_bs(&self, ddir: Ddir) -> u64 {
+        self.bs[ddir.idx()].min
+    }
+
+    /// `blockalign` of a direction, defaulting to its minimum block size as fio does.
+    pub fn effective_blockalign(&self, ddir: Ddir) -> u64 {
+        self.blockalign[ddir.idx()].unwrap_or(self.bs[ddir.idx()].min)
+    }
 }
 
 /// The result of parsing job files and/or a command line.
@@ -352,6 +405,7 @@ impl JobSpec {
 pub struct JobSet {
     /// Jobs in file order (numjobs not expanded).
     pub jobs: Vec<JobSpec>,
-    /// `[global]` options as written, for the JSON "global options" object.
+    /// `[global]` options as written, for the JSON "global options" object (same rules as
+    /// [`JobSpec::raw_options`]).
     pub global_options: Vec<(String, String)>,
 }

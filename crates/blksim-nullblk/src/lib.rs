@@ -87,7 +87,9 @@ impl NullBlkConfig {
     pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
         let mut c = NullBlkConfig::default();
         fn num<T: std::str::FromStr>(key: &str, v: &str, unit: &str) -> Result<T, String> {
-            v.trim().parse::<T>().map_err(|_| format!("'{key}': expected a whole number ({unit}), got '{v}'"))
+            v.trim()
+                .parse::<T>()
+                .map_err(|_| format!("'{key}': expected a whole number ({unit}), got '{v}'"))
         }
         fn boolean(key: &str, v: &str) -> Result<bool, String> {
             match v.trim() {
@@ -99,7 +101,11 @@ impl NullBlkConfig {
         if let Some(v) = get("queue_mode") {
             match v.trim() {
                 "0" | "2" => {}
-                "1" => return Err("'queue_mode': 1 (NULL_Q_RQ) is rejected by recent kernels; use 2".into()),
+                "1" => {
+                    return Err(
+                        "'queue_mode': 1 (NULL_Q_RQ) is rejected by recent kernels; use 2".into(),
+                    )
+                }
                 _ => return Err(format!("'queue_mode': expected 0 or 2, got '{v}'")),
             }
         }
@@ -127,7 +133,9 @@ impl NullBlkConfig {
         if let Some(v) = get("blocksize") {
             c.blocksize = num("blocksize", &v, "bytes")?;
             if !c.blocksize.is_power_of_two() || !(512..=4096).contains(&c.blocksize) {
-                return Err(format!("'blocksize': expected 512, 1024, 2048 or 4096, got '{v}'"));
+                return Err(format!(
+                    "'blocksize': expected 512, 1024, 2048 or 4096, got '{v}'"
+                ));
             }
         }
         if let Some(v) = get("size") {
@@ -176,7 +184,15 @@ pub struct NullBlk {
 impl NullBlk {
     pub fn new(cfg: NullBlkConfig) -> Self {
         let mb = Self::mb_per_tick(cfg.mbps);
-        NullBlk { cfg, cur_bytes: mb, throttle_timer_armed: false, stopped: false, in_flight: 0, completed: 0, throttled: 0 }
+        NullBlk {
+            cfg,
+            cur_bytes: mb,
+            throttle_timer_armed: false,
+            stopped: false,
+            in_flight: 0,
+            completed: 0,
+            throttled: 0,
+        }
     }
 
     fn mb_per_tick(mbps: u64) -> i64 {
@@ -205,12 +221,34 @@ impl Driver for NullBlk {
         self.cfg.blocking || self.cfg.memory_backed
     }
 
-    fn queue_rq(&mut self, pool: &RqPool, rq: RqId, _hctx: u16, _last: bool, _ctx: CallCtx, now: Ns, out: &mut DriverOut) -> BlkStatus {
+    fn capacity_sectors(&self) -> u64 {
+        self.cfg.capacity_bytes() >> 9
+    }
+
+    fn apply_limits(&self, lim: &mut blksim_block::QueueLimits) {
+        // `null_add_dev`: max_sectors module parameter, else BLK_DEF_MAX_SECTORS.
+        if self.cfg.max_sectors > 0 {
+            lim.max_hw_sectors_kb = self.cfg.max_sectors / 2;
+        }
+        lim.logical_block_size = self.cfg.blocksize;
+    }
+
+    fn queue_rq(
+        &mut self,
+        pool: &RqPool,
+        rq: RqId,
+        _hctx: u16,
+        _last: bool,
+        _ctx: CallCtx,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
         // `null_handle_throttled`.
         if self.cfg.mbps > 0 {
             if !self.throttle_timer_armed {
                 self.throttle_timer_armed = true;
-                out.events.push((now + TIMER_INTERVAL_NS, EV_THROTTLE_TIMER << 32));
+                out.events
+                    .push((now + TIMER_INTERVAL_NS, EV_THROTTLE_TIMER << 32));
             }
             if self.cur_bytes <= 0 {
                 self.throttled += 1;
@@ -229,8 +267,13 @@ impl Driver for NullBlk {
                 self.completed += 1;
                 out.completions.push((rq, BlkStatus::Ok));
             }
-            1 => out.events.push((now + self.cfg.softirq_nsec, (EV_COMPLETE << 32) | rq as u64)),
-            _ => out.events.push((now + self.cfg.completion_nsec, (EV_COMPLETE << 32) | rq as u64)),
+            1 => out
+                .events
+                .push((now + self.cfg.softirq_nsec, (EV_COMPLETE << 32) | rq as u64)),
+            _ => out.events.push((
+                now + self.cfg.completion_nsec,
+                (EV_COMPLETE << 32) | rq as u64,
+            )),
         }
         BlkStatus::Ok
     }
@@ -252,7 +295,8 @@ impl Driver for NullBlk {
                     out.start_queues.push(now);
                 }
                 if self.in_flight > 0 || self.throttled > 0 {
-                    out.events.push((now + TIMER_INTERVAL_NS, EV_THROTTLE_TIMER << 32));
+                    out.events
+                        .push((now + TIMER_INTERVAL_NS, EV_THROTTLE_TIMER << 32));
                 } else {
                     self.throttle_timer_armed = false;
                 }
@@ -262,7 +306,12 @@ impl Driver for NullBlk {
     }
 
     fn stats(&self) -> DriverStats {
-        DriverStats { entries: vec![("completed".into(), self.completed), ("throttled".into(), self.throttled)] }
+        DriverStats {
+            entries: vec![
+                ("completed".into(), self.completed),
+                ("throttled".into(), self.throttled),
+            ],
+        }
     }
 
     fn check_invariants(&self) {

@@ -1,1 +1,26 @@
-//! blksim-report
+//! fio's latency histogram, per-job statistics and report sinks (normal, JSON, JSON+).
+//!
+//! * [`hist`]: fio's 1856-bucket log-linear histogram and `calc_clat_percentiles`.
+//! * [`stats`]: what the simulation engine records per I/O, in virtual time
+//!   ([`JobStats::record_io`] and friends), and group_reporting merges.
+//! * [`report`]: the report model ([`RunReport`]) the writers print.
+//! * [`normal`] / [`json`]: fio 3.33's normal and JSON/JSON+ layouts, byte for byte.
+//!
+//! Nothing here reads the wall clock: the timestamps and ctime strings fio prints come
+//! from the caller, and pids are deterministic ([`report::FAKE_PID_BASE`]).
+
+pub mod hist;
+pub mod json;
+pub mod normal;
+pub mod num2str;
+pub mod report;
+pub mod stats;
+
+pub use hist::{plat_idx_to_val, plat_val_to_idx, LatHist, DEFAULT_PERCENTILES, PLAT_NR};
+pub use json::{report_json, write_json, JsonValue};
+pub use normal::{write_normal, write_normal_header, write_normal_results};
+pub use num2str::{num2str, N2sUnit};
+pub use report::{
+    DiskUtil, GroupRunStats, JobHeader, JobReport, RunReport, UnitBase, FAKE_PID_BASE, FIO_VERSION,
+};
+pub use stats::{DirStats, JobStats, LatStat, StatsOptions, DDIR_READ, DDIR_TRIM, DDIR_WRITE};

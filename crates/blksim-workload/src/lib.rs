@@ -1,1 +1,997 @@
-//! blksim-workload
+//! blksim-workload: fio's I/O generation — which direction, which offset, how many bytes.
+//!
+//! [`IoGen`] is the per-job (per-clone) generator. It ports the decisions fio makes in
+//! `io_u.c` (`fill_io_u` → `set_rw_ddir`/`get_rw_ddir`, `get_next_offset` →
+//! `get_next_block` → `get_next_seq_offset`/`get_next_rand_offset`, `get_next_buflen`,
+//! `mark_random_map`) and the loop/termination rules of `backend.c` (`do_io`,
+//! `keep_running`, `io_bytes_exceeded`, `exceeds_number_ios`, `clear_io_state`).
+//!
+//! # Randomness and seeding
+//!
+//! Every source of randomness draws from its own named stream of the [`RngStreams`] passed
+//! to [`IoGen::new`]: `job{N}.ddir` (rwmix), `job{N}.offset` (uniform random blocks),
+//! `job{N}.bs.{r,w,t}` (bsrange/bssplit), `job{N}.seqrand.{r,w,t}` (percentage_random),
+//! `job{N}.zone` (zoned), `job{N}.dist` (zipf/pareto/normal). Adding a consumer never shifts
+//! another's numbers, and different job indices get unrelated sequences.
+//!
+//! The caller chooses the root. fio with `randrepeat=1` (the default) seeds from `randseed`
+//! (default 0x89) and the job number, so its offsets do not change from run to run; the
+//! recommended root is therefore [`workload_root_seed`], which returns `randseed` when
+//! `randrepeat=1` or `randseed` was set, and the simulator's `--seed` otherwise. We do not
+//! reproduce fio's Tausworthe numbers, only its algorithms.
+//!
+//! As in fio's `clear_io_state`, with `randrepeat=1` every new pass over the region (a new
+//! `loops` iteration, or a wrap of `io_size > size`) restarts the streams, so the pass
+//! repeats the previous pass's random choices.
+//!
+//! # Distribution parameters
+//!
+//! `center` in [`RandomDistribution`] follows fio's convention: a negative value (fio uses
+//! -1) means "not given" — zipf/pareto then add a random offset to every rank, normal is
+//! centred. Zipf, pareto and normal turn the random map off (fio's `init_random_map`);
+//! zoned and zoned_abs keep it.
+//!
+//! # Allocation
+//!
+//! Everything [`IoGen::next`] needs is allocated in [`IoGen::new`]: the random map (one bit
+//! per block), the 100-entry zone tables and the bssplit tables. No per-I/O history is kept.
+//!
+//! # Files
+//!
+//! The simulator has one block device. `nrfiles`/`filesize` are resolved by
+//! [`Region::resolve`] into one contiguous region (the files laid out back to back); the
+//! generator then behaves as fio does for a single file of that size.
+
+mod axmap;
+mod dist;
+
+pub use axmap::Axmap;
+pub use blksim_job::Ddir;
+pub use dist::{hash_u64, Gauss, Zipf, GOLDEN_RATIO_64};
+
+use blksim_core::{Rng, RngStreams};
+use blksim_job::{JobSpec, RandomDistribution, RwPattern, SizeOrPct};
+
+/// One I/O unit: direction, absolute byte offset on the device, length in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoU {
+    pub ddir: Ddir,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// The byte range one job (clone) does I/O in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// fio's `f->file_offset`: absolute start on the device.
+    pub start: u64,
+    /// fio's `f->io_size`: length of the region.
+    pub len: u64,
+    /// fio's `f->real_file_size`: size of the device. Sequential I/O with holes wraps at
+    /// this size, not at the region end, as fio does.
+    pub device_bytes: u64,
+}
+
+fn min_bs_of(spec: &JobSpec, d: Ddir) -> u64 {
+    let b = &spec.bs[d.idx()];
+    if b.split.is_empty() {
+        b.min
+    } else {
+        b.split.iter().map(|s| s.bs).min().unwrap_or(b.min)
+    }
+}
+
+fn max_bs_of(spec: &JobSpec, d: Ddir) -> u64 {
+    let b = &spec.bs[d.idx()];
+    if b.split.is_empty() {
+        b.max
+    } else {
+        b.split.iter().map(|s| s.bs).max().unwrap_or(b.max)
+    }
+}
+
+/// fio's `td_min_bs`: smallest block size over all directions.
+fn td_min_bs(spec: &JobSpec) -> u64 {
+    Ddir::ALL
+        .iter()
+        .map(|&d| min_bs_of(spec, d))
+        .min()
+        .unwrap_or(4096)
+        .max(1)
+}
+
+impl Region {
+    /// Resolve the region of clone `clone_index` (0-based, fio's `subjob_number`) of `spec`
+    /// on a device of `device_bytes`, following `filesetup.c` `get_start_offset` and
+    /// `setup_files`:
+    /// * start = `offset` + `clone_index * offset_increment` (percentages are of the device;
+    ///   if either is a percentage the sum is aligned **up** to the minimum block size);
+    /// * length = `filesize * nrfiles` if `filesize` is set, else `size` (a percentage of the
+    ///   device, aligned down to the minimum block size), else the rest of the device;
+    /// * the length is clamped to the end of the device (fio would stop at the device end);
+    /// * errors as fio: offset beyond the device, or a region smaller than the block size.
+    pub fn resolve(spec: &JobSpec, clone_index: u32, device_bytes: u64) -> Result<Region, String> {
+        let min_bs = td_min_bs(spec);
+        // get_start_offset: offset (+ clone × increment); when either is a percentage the
+        // sum is aligned up to the minimum block size.
+        let pct_of_dev = |p: u64| (device_bytes as u128 * p as u128 / 100_000) as u64;
+        let mut align = false;
+        let increment = match spec.offset_increment_pct {
+            Some(p) => {
+                align = true;
+                pct_of_dev(p)
+            }
+            None => spec.offset_increment,
+        };
+        let base = match spec.offset {
+            SizeOrPct::Bytes(b) => b,
+            SizeOrPct::PctMilli(p) => {
+                align = true;
+                pct_of_dev(p)
+            }
+        };
+        let mut start = base
+            .checked_add(increment.saturating_mul(clone_index as u64))
+            .ok_or_else(|| format!("{}: offset overflows", spec.name))?;
+        if align {
+            start = start.div_ceil(min_bs) * min_bs;
+        }
+        if start >= device_bytes {
+            return Err(format!(
+                "{}: you need to specify valid offset= (start {} is beyond the device size {})",
+                spec.name, start, device_bytes
+            ));
+        }
+        let avail = device_bytes - start;
+        let nrfiles = spec.nrfiles.max(1) as u64;
+        let mut len = if let Some(fs) = spec.filesize {
+            fs.saturating_mul(nrfiles)
+        } else {
+            match spec.size {
+                None => avail,
+                Some(SizeOrPct::Bytes(b)) => b,
+                Some(SizeOrPct::PctMilli(p)) => {
+                    let l = (device_bytes as u128 * p as u128 / 100_000) as u64;
+                    let l = l.min(avail);
+                    l - l % min_bs
+                }
+            }
+        };
+        if len == 0 {
+            len = avail;
+        }
+        len = len.min(avail);
+        if len < min_bs {
+            return Err(format!(
+                "{}: blocksize is larger than data set range",
+                spec.name
+            ));
+        }
+        Ok(Region {
+            start,
+            len,
+            device_bytes,
+        })
+    }
+}
+
+/// The root seed for a job's [`RngStreams`]: fio's `randseed` when `randrepeat=1` (default)
+/// or when `randseed` was given, so the workload is the same whatever the simulator's seed;
+/// otherwise the simulator's seed (fio would use entropy; we stay deterministic).
+pub fn workload_root_seed(spec: &JobSpec, sim_seed: u64) -> u64 {
+    if spec.randrepeat || spec.randseed_set {
+        spec.randseed
+    } else {
+        sim_seed
+    }
+}
+
+/// `struct zone_split_index`: one of the 100 per-percent entries built by fio's
+/// `__setup_zone_dist`.
+#[derive(Clone, Copy, Debug, Default)]
+struct ZoneIdx {
+    size_perc_prev: u64,
+    size_perc: u64,
+    size_prev: u64,
+    size: u64,
+    valid: bool,
+}
+
+/// Offset distribution after option fixup.
+#[derive(Clone, Debug)]
+enum Dist {
+    Random,
+    Zipf(Zipf),
+    Pareto(Zipf),
+    Gauss(Gauss),
+    /// Per direction: 100 entries (empty = no zones for that direction: uniform).
+    Zoned([Vec<ZoneIdx>; 3]),
+    ZonedAbs([Vec<ZoneIdx>; 3]),
+}
+
+/// All random streams of one job; cloned back from `initial` at each new pass when
+/// `randrepeat=1` (fio's `td_fill_rand_seeds` from `clear_io_state`).
+#[derive(Clone, Debug)]
+struct Rngs {
+    ddir: Rng,
+    offset: Rng,
+    bs: [Rng; 3],
+    seqrand: [Rng; 3],
+    zone: Rng,
+    dist: Rng,
+}
+
+const DNAMES: [&str; 3] = ["r", "w", "t"];
+
+/// Per-job generator of I/O units. See the crate docs.
+#[derive(Clone, Debug)]
+pub struct IoGen {
+    // ---- configuration (fixed after new) ----
+    rw: RwPattern,
+    region: Region,
+    seq_add: i64,
+    /// `o->ddir_seq_nr` (rw=randread:N).
+    ddir_seq_nr_cfg: u32,
+    seq_identical: bool,
+    rwmix: [u64; 2],
+    min_bs: [u64; 3],
+    max_bs: [u64; 3],
+    ba: [u64; 3],
+    /// bssplit per direction, in fio's order (sorted by percentage, largest first).
+    split: [Vec<(u64, u64)>; 3],
+    bs_unaligned: bool,
+    perc_rand: [u32; 3],
+    time_based: bool,
+    io_size_opt: Option<u64>,
+    /// Limit for `io_bytes_exceeded`: (`io_size` or `size`) × loops.
+    byte_limit: u64,
+    /// `keep_running` limit: `io_size` or `size` (not multiplied by loops).
+    keep_limit: u64,
+    /// number_ios × loops (0 = no limit).
+    ios_limit: u64,
+    /// `do_io`'s per-pass `total_bytes`.
+    pass_total_bytes: u64,
+    max_bs_all: u64,
+    dist: Dist,
+    dist_initial: Dist,
+    // ---- state ----
+    rngs: Rngs,
+    rngs_initial: Rngs,
+    randrepeat: bool,
+    map: Option<Axmap>,
+    /// fio's `f->last_pos` / `f->last_start` (absolute; None = -1).
+    last_pos: [u64; 3],
+    last_start: [Option<u64>; 3],
+    ddir_seq_nr: u32,
+    rwmix_ddir: Ddir,
+    rwmix_issues: u64,
+    io_issues: [u64; 3],
+    issued_bytes: [u64; 3],
+    total_ios: u64,
+    pass_bytes: u64,
+    pass_ios: u64,
+    /// keep_running's copy of `o->loops`, decremented per pass.
+    loops_left: u32,
+    passes: u64,
+    /// (rand)trimwrite: the write that must follow the trim just issued.
+    pending_write: Option<(u64, u64)>,
+    /// Set by get_next_block for the I/O being built: do not mark the random map.
+    busy_ok: bool,
+    finished: bool,
+}
+
+impl IoGen {
+    /// Build the generator; panics on an invalid combination (see [`IoGen::try_new`]).
+    pub fn new(spec: &JobSpec, region: Region, streams: &RngStreams, job_index: usize) -> Self {
+        Self::try_new(spec, region, streams, job_index).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Build the generator, reporting fio's option errors (zipf θ = 1, pareto h outside
+    /// (0,1), zoned_abs beyond the region).
+    pub fn try_new(
+        spec: &JobSpec,
+        region: Region,
+        streams: &RngStreams,
+        job_index: usize,
+    ) -> Result<Self, String> {
+        let name = |s: &str| format!("job{job_index}.{s}");
+        let rngs = Rngs {
+            ddir: streams.stream(&name("ddir")),
+            offset: streams.stream(&name("offset")),
+            bs: DNAMES.map(|d| streams.stream(&name(&format!("bs.{d}")))),
+            seqrand: DNAMES.map(|d| streams.stream(&name(&format!("seqrand.{d}")))),
+            zone: streams.stream(&name("zone")),
+            dist: streams.stream(&name("dist")),
+        };
+        let random = spec.rw.is_random();
+        let min_bs = Ddir::ALL.map(|d| min_bs_of(spec, d).max(1));
+        let max_bs = Ddir::ALL.map(|d| max_bs_of(spec, d).max(min_bs_of(spec, d)).max(1));
+        // fixup_options: blockalign only applies to random I/O; default = min bs.
+        let ba = Ddir::ALL.map(|d| match spec.blockalign[d.idx()] {
+            Some(a) if a > 0 && random => a,
+            _ => min_bs[d.idx()],
+        });
+        // "Any use of blockalign= turns off randommap" (only when it differs from min bs).
+        let ba_differs = (0..3).any(|i| ba[i] != min_bs[i]);
+        let norandommap = spec.norandommap || ba_differs;
+
+        // bssplit_ddir sorts entries by percentage with a comparator that puts larger
+        // percentages first (glibc's stable merge sort keeps ties in input order).
+        let split = Ddir::ALL.map(|d| {
+            let mut v: Vec<(u64, u64)> = spec.bs[d.idx()]
+                .split
+                .iter()
+                .map(|s| (s.bs, s.pct as u64))
+                .collect();
+            v.sort_by_key(|e| std::cmp::Reverse(e.1));
+            v
+        });
+
+        let mut rngs_mut = rngs.clone();
+        let dist = Self::build_dist(spec, &region, &min_bs, &ba, &mut rngs_mut.dist)?;
+        // The dist stream after init (rand_off drawn) is the pass-start state.
+        let rngs = rngs_mut;
+
+        // init_random_map: an axmap only for uniform-ish random I/O with the map on.
+        let map = if random
+            && !norandommap
+            && matches!(dist, Dist::Random | Dist::Zoned(_) | Dist::ZonedAbs(_))
+        {
+            let rw_min_bs = *min_bs.iter().min().unwrap();
+            let fsize = region.len.min(region.device_bytes);
+            Some(Axmap::new(fsize / rw_min_bs))
+        } else {
+            None
+        };
+
+        let loops = spec.loops.max(1);
+        let size_limit = spec.io_size.unwrap_or(region.len);
+        let max_bs_all = *max_bs.iter().max().unwrap();
+        // do_io: total_bytes = size, larger for random norandommap writes and trimwrite.
+        let is_write = spec.rw.has_write();
+        let norandommap_write_rand = is_write && random && spec.norandommap;
+        let mut pass_total_bytes = region.len;
+        if norandommap_write_rand {
+            pass_total_bytes = pass_total_bytes.max(spec.io_size.unwrap_or(0));
+        }
+        if matches!(spec.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
+            pass_total_bytes += size_limit.saturating_mul(loops as u64);
+        }
+        let rwmixread = spec.rwmixread.min(100) as u64;
+        let start = region.start;
+        let mut g = IoGen {
+            rw: spec.rw,
+            region,
+            seq_add: spec.rw_seq_skip,
+            ddir_seq_nr_cfg: spec.rw_nr_random.max(1),
+            seq_identical: spec.rw_sequencer_identical,
+            rwmix: [rwmixread, 100 - rwmixread],
+            min_bs,
+            max_bs,
+            ba,
+            split,
+            bs_unaligned: spec.bs_unaligned,
+            perc_rand: spec.percentage_random.map(|p| p.min(100)),
+            time_based: spec.time_based,
+            io_size_opt: spec.io_size,
+            byte_limit: size_limit.saturating_mul(loops as u64),
+            keep_limit: size_limit,
+            ios_limit: spec.number_ios.saturating_mul(loops as u64),
+            pass_total_bytes,
+            max_bs_all,
+            dist_initial: dist.clone(),
+            dist,
+            rngs_initial: rngs.clone(),
+            rngs,
+            randrepeat: spec.randrepeat,
+            map,
+            last_pos: [start; 3],
+            last_start: [None; 3],
+            ddir_seq_nr: spec.rw_nr_random.max(1),
+            rwmix_ddir: Ddir::Read,
+            rwmix_issues: 0,
+            io_issues: [0; 3],
+            issued_bytes: [0; 3],
+            total_ios: 0,
+            pass_bytes: 0,
+            pass_ios: 0,
+            loops_left: loops - 1,
+            passes: 1,
+            pending_write: None,
+            busy_ok: false,
+            finished: false,
+        };
+        g.reset_file();
+        Ok(g)
+    }
+
+    fn build_dist(
+        spec: &JobSpec,
+        region: &Region,
+        min_bs: &[u64; 3],
+        ba: &[u64; 3],
+        rng: &mut Rng,
+    ) -> Result<Dist, String> {
+        // __init_rand_distribution: ranges of min(min_bs[R], min_bs[W]) over the region.
+        let range_size = min_bs[0].min(min_bs[1]).max(1);
+        let fsize = region.len.min(region.device_bytes);
+        let nranges = fsize.div_ceil(range_size).max(1);
+        Ok(match &spec.random_distribution {
+            RandomDistribution::Random => Dist::Random,
+            RandomDistribution::Zipf { theta, center } => {
+                if *theta == 1.0 || !theta.is_finite() || *theta <= 0.0 {
+                    return Err(format!("{}: zipf theta must be > 0 and != 1.0", spec.name));
+                }
+                Dist::Zipf(Zipf::zipf(nranges, *theta, *center, rng))
+            }
+            RandomDistribution::Pareto { h, center } => {
+                if !(*h > 0.0 && *h < 1.0) {
+                    return Err(format!(
+                        "{}: pareto input out of range (0 < h < 1)",
+                        spec.name
+                    ));
+                }
+                Dist::Pareto(Zipf::pareto(nranges, *h, *center, rng))
+            }
+            RandomDistribution::Normal { dev_pct, center } => {
+                if !(*dev_pct >= 0.0 && *dev_pct <= 100.0) {
+                    return Err(format!(
+                        "{}: normal deviation out of range (0..100)",
+                        spec.name
+                    ));
+                }
+                Dist::Gauss(Gauss::new(nranges, *dev_pct, *center))
+            }
+            RandomDistribution::Zoned { zones } => {
+                let idx = zones.clone().map(|z| {
+                    Self::zone_index(
+                        z.iter()
+                            .map(|z| (z.access_pct as u64, z.size_pct as u64, 0)),
+                    )
+                });
+                Dist::Zoned(idx)
+            }
+            RandomDistribution::ZonedAbs { zones } => {
+                let idx = zones
+                    .clone()
+                    .map(|z| Self::zone_index(z.iter().map(|z| (z.access_pct as u64, 0, z.size))));
+                // __get_next_rand_offset_zoned_abs: "zoned_abs sizes exceed file size".
+                for (d, zi) in idx.iter().enumerate() {
+                    if let Some(last) = zi.iter().filter(|z| z.valid).map(|z| z.size).max() {
+                        let lastb = Self::last_block_of(region, min_bs[d], ba[d]);
+                        if last / ba[d] > lastb {
+                            return Err(format!("{}: zoned_abs sizes exceed file size", spec.name));
+                        }
+                    }
+                }
+                Dist::ZonedAbs(idx)
+            }
+        })
+    }
+
+    /// `__setup_zone_dist`: expand (access%, size%, size bytes) zones into 100 entries, one
+    /// per access percent.
+    fn zone_index(zones: impl Iterator<Item = (u64, u64, u64)>) -> Vec<ZoneIdx> {
+        let zones: Vec<_> = zones.collect();
+        if zones.is_empty() {
+            return Vec::new();
+        }
+        let mut v = vec![ZoneIdx::default(); 100];
+        let (mut aprev, mut sprev, mut sprev_sz) = (0u64, 0u64, 0u64);
+        for (acc, sp, sz) in zones {
+            for j in aprev..(aprev + acc).min(100) {
+                v[j as usize] = ZoneIdx {
+                    size_perc_prev: sprev,
+                    size_perc: sprev + sp,
+                    size_prev: sprev_sz,
+                    size: sprev_sz + sz,
+                    valid: true,
+                };
+            }
+            aprev += acc;
+            sprev += sp;
+            sprev_sz += sz;
+        }
+        v
+    }
+
+    // ------------------------------------------------------------------ accessors
+
+    /// Bytes issued so far in direction `ddir`.
+    pub fn issued_bytes(&self, ddir: Ddir) -> u64 {
+        self.issued_bytes[ddir.idx()]
+    }
+
+    /// I/Os issued so far in direction `ddir` (fio's `io_issues`).
+    pub fn issued_ios(&self, ddir: Ddir) -> u64 {
+        self.io_issues[ddir.idx()]
+    }
+
+    /// Passes over the region started so far (1 for the first).
+    pub fn passes(&self) -> u64 {
+        self.passes
+    }
+
+    pub fn region(&self) -> Region {
+        self.region
+    }
+
+    /// Whether the random map (fio's axmap) is in use.
+    pub fn uses_random_map(&self) -> bool {
+        self.map.is_some()
+    }
+
+    // ------------------------------------------------------------------ main loop
+
+    /// The next I/O, or None when the job's I/O is done (`io_size`/`size` × `loops`,
+    /// `number_ios` × `loops`, or the region used up). With `time_based` it never ends.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<IoU> {
+        loop {
+            if self.finished {
+                return None;
+            }
+            // do_io's loop condition: io_issue_bytes_exceeded (bytes or number_ios), unless
+            // time_based. A pending trimwrite write always follows its trim.
+            if !self.time_based && self.pending_write.is_none() && self.io_issue_exceeded() {
+                self.finished = true;
+                return None;
+            }
+            // do_io: "Break if we exceeded the bytes" for this pass.
+            let pass_done = !self.time_based
+                && self.pending_write.is_none()
+                && self.pass_bytes >= self.pass_total_bytes;
+            let iou = if pass_done { None } else { self.fill_io_u() };
+            match iou {
+                Some(u) => {
+                    self.account(&u);
+                    return Some(u);
+                }
+                None => {
+                    // The file is done for this pass; backend.c decides whether to go again.
+                    if self.pass_ios == 0 && !pass_done {
+                        // A fresh pass produced nothing: nothing more can ever be issued.
+                        self.finished = true;
+                        return None;
+                    }
+                    if !self.keep_running() {
+                        self.finished = true;
+                        return None;
+                    }
+                    self.new_pass();
+                }
+            }
+        }
+    }
+
+    fn account(&mut self, u: &IoU) {
+        let d = u.ddir.idx();
+        self.io_issues[d] += 1;
+        self.issued_bytes[d] += u.len;
+        self.total_ios += 1;
+        self.pass_ios += 1;
+        self.pass_bytes += u.len;
+    }
+
+    fn td_rw(&self) -> bool {
+        matches!(self.rw, RwPattern::ReadWrite | RwPattern::RandRw)
+    }
+
+    /// `io_bytes_exceeded` on issued bytes, including `exceeds_number_ios`.
+    fn io_issue_exceeded(&self) -> bool {
+        let b = &self.issued_bytes;
+        let bytes = if self.td_rw() {
+            b[0] + b[1]
+        } else if self.rw.has_write() {
+            b[1]
+        } else if self.rw.has_read() {
+            b[0]
+        } else {
+            b[2]
+        };
+        bytes >= self.byte_limit || (self.ios_limit != 0 && self.total_ios >= self.ios_limit)
+    }
+
+    /// `keep_running` after a pass ended.
+    fn keep_running(&mut self) -> bool {
+        if self.time_based {
+            return true;
+        }
+        if self.loops_left > 0 {
+            self.loops_left -= 1;
+            return true;
+        }
+        if self.ios_limit != 0 && self.total_ios >= self.ios_limit {
+            return false;
+        }
+        let done: u64 = self.issued_bytes.iter().sum();
+        if done < self.keep_limit {
+            let diff = self.keep_limit - done;
+            if diff < self.max_bs_all {
+                return false;
+            }
+            // "fio_files_done(td) && !td->o.io_size": without io_size a pass that ended
+            // early (holes, map) is not repeated.
+            if self.io_size_opt.is_none() {
+                return false;
+            }
+            return true;
+        }
+        false
+    }
+
+    /// `clear_io_state`: files reset, rwmix counter reset, streams re-seeded (randrepeat).
+    fn new_pass(&mut self) {
+        self.passes += 1;
+        self.pass_bytes = 0;
+        self.pass_ios = 0;
+        self.rwmix_issues = 0;
+        self.pending_write = None;
+        if self.randrepeat {
+            self.rngs = self.rngs_initial.clone();
+            self.dist = self.dist_initial.clone();
+        }
+        self.reset_file();
+    }
+
+    /// `fio_file_reset`.
+    fn reset_file(&mut self) {
+        self.last_pos = [self.region.start; 3];
+        self.last_start = [None; 3];
+        if let Some(m) = &mut self.map {
+            m.reset();
+        }
+    }
+
+    // ------------------------------------------------------------------ fill_io_u
+
+    fn fill_io_u(&mut self) -> Option<IoU> {
+        // set_rw_ddir for (rand)trimwrite: a write of the same block follows each trim.
+        if let Some((off, len)) = self.pending_write.take() {
+            self.last_start[1] = Some(off);
+            self.last_pos[1] = off + len;
+            return Some(IoU {
+                ddir: Ddir::Write,
+                offset: off,
+                len,
+            });
+        }
+        let ddir = self.get_rw_ddir();
+        self.busy_ok = false;
+        let offset = self.get_next_offset(ddir)?;
+        let mut len = self.get_next_buflen(ddir, offset);
+        if len == 0 {
+            return None;
+        }
+        if offset + len > self.region.device_bytes {
+            return None;
+        }
+        // mark entry before potentially trimming io_u
+        if self.rw.is_random() && self.map.is_some() {
+            len = self.mark_random_map(ddir, offset, len);
+        }
+        let d = ddir.idx();
+        self.last_start[d] = Some(offset);
+        self.last_pos[d] = offset + len;
+        if matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
+            self.pending_write = Some((offset, len));
+        }
+        Some(IoU { ddir, offset, len })
+    }
+
+    /// `get_rw_ddir` (+ `set_rwmix_bytes`, `get_rand_ddir`).
+    fn get_rw_ddir(&mut self) -> Ddir {
+        if self.td_rw() {
+            if self.io_issues[self.rwmix_ddir.idx()] >= self.rwmix_issues {
+                let v = self.rngs.ddir.range_inclusive(1, 100);
+                let ddir = if v <= self.rwmix[0] {
+                    Ddir::Read
+                } else {
+                    Ddir::Write
+                };
+                if ddir != self.rwmix_ddir {
+                    // set_rwmix_bytes: run the new direction until its issue count reaches
+                    // old-direction issues × new-direction percentage.
+                    let diff = self.rwmix[ddir.idx()];
+                    self.rwmix_issues = self.io_issues[self.rwmix_ddir.idx()] * diff / 100;
+                }
+                self.rwmix_ddir = ddir;
+            }
+            self.rwmix_ddir
+        } else if self.rw.has_trim() {
+            // trim, randtrim, and the trim half of (rand)trimwrite
+            Ddir::Trim
+        } else if self.rw.has_read() {
+            Ddir::Read
+        } else {
+            Ddir::Write
+        }
+    }
+
+    /// `get_next_offset`: a relative block position from get_next_block, made absolute.
+    fn get_next_offset(&mut self, ddir: Ddir) -> Option<u64> {
+        let mut rw_seq_hit = false;
+        if self.ddir_seq_nr_cfg > 0 {
+            self.ddir_seq_nr -= 1;
+            if self.ddir_seq_nr == 0 {
+                rw_seq_hit = true;
+                self.ddir_seq_nr = self.ddir_seq_nr_cfg;
+            }
+        }
+        let rel = self.get_next_block(ddir, rw_seq_hit)?;
+        if rel >= self.region.len {
+            return None;
+        }
+        let abs = rel.checked_add(self.region.start)?;
+        if abs >= self.region.device_bytes {
+            return None;
+        }
+        Some(abs)
+    }
+
+    /// `get_next_block`: relative offset (bytes from the region start).
+    fn get_next_block(&mut self, ddir: Ddir, rw_seq: bool) -> Option<u64> {
+        let ba = self.ba[ddir.idx()];
+        if rw_seq {
+            if self.rw.is_random() {
+                if self.should_do_random(ddir) {
+                    self.get_next_rand_block(ddir).map(|b| b * ba)
+                } else {
+                    self.busy_ok = true;
+                    match self.get_next_seq_offset(ddir) {
+                        Some(o) => Some(o),
+                        None => self.get_next_rand_block(ddir).map(|b| b * ba),
+                    }
+                }
+            } else {
+                self.get_next_seq_offset(ddir)
+            }
+        } else {
+            // Between the new random offsets of rw=randxxx:N.
+            self.busy_ok = true;
+            if !self.seq_identical {
+                match self.get_next_seq_offset(ddir) {
+                    Some(o) => Some(o),
+                    None => self.get_next_rand_block(ddir).map(|b| b * ba),
+                }
+            } else {
+                Some(self.last_start[ddir.idx()].map_or(0, |s| s - self.region.start))
+            }
+        }
+    }
+
+    /// `should_do_random`: percentage_random per direction.
+    fn should_do_random(&mut self, ddir: Ddir) -> bool {
+        let p = self.perc_rand[ddir.idx()];
+        if p == 100 {
+            return true;
+        }
+        let v = self.rngs.seqrand[ddir.idx()].range_inclusive(1, 100);
+        v <= p as u64
+    }
+
+    /// `get_next_seq_offset`, including its wrap rules (time_based, `io_size > size` for
+    /// mixed jobs, holes from `rw=...:N`). Returns a relative offset.
+    fn get_next_seq_offset(&mut self, ddir: Ddir) -> Option<u64> {
+        let d = ddir.idx();
+        let start = self.region.start;
+        let io_size = self.region.len;
+        let real = self.region.device_bytes;
+        if self.last_pos[d] >= io_size + start && self.time_based {
+            self.last_pos[d] = start;
+        }
+        if self.td_rw()
+            && self.io_size_opt.is_some_and(|s| s > io_size)
+            && self.last_pos[d] >= io_size + start
+        {
+            self.last_pos[d] = start;
+        }
+        if self.last_pos[d] < real {
+            // Only rewind if we already hit the end (fio mixes absolute and relative
+            // positions here; kept as is).
+            if self.last_pos[d] == start && start != 0 && self.seq_add < 0 {
+                self.last_pos[d] = if real > io_size { io_size } else { real };
+            }
+            let mut pos = self.last_pos[d].wrapping_sub(start);
+            if pos != 0 && self.seq_add != 0 {
+                pos = pos.wrapping_add(self.seq_add as u64);
+                // Beyond the end with holed I/O: wrap to the beginning, or for backwards
+                // I/O to the end.
+                if pos >= real {
+                    if self.seq_add > 0 {
+                        pos = start;
+                    } else {
+                        pos = if real > io_size { io_size } else { real };
+                        pos = pos.wrapping_add(self.seq_add as u64);
+                    }
+                }
+            }
+            return Some(pos);
+        }
+        None
+    }
+
+    /// `get_next_rand_block`: on failure a time_based job resets the file and retries.
+    fn get_next_rand_block(&mut self, ddir: Ddir) -> Option<u64> {
+        if let Some(b) = self.get_next_rand_offset(ddir) {
+            return Some(b);
+        }
+        if self.time_based {
+            self.reset_file();
+            return self.get_next_rand_offset(ddir);
+        }
+        None
+    }
+
+    fn last_block_of(region: &Region, min_bs: u64, ba: u64) -> u64 {
+        let mut max_size = region.len.min(region.device_bytes);
+        if min_bs > ba {
+            max_size = max_size.saturating_sub(min_bs - ba);
+        }
+        max_size / ba
+    }
+
+    /// `last_block`.
+    fn last_block(&self, ddir: Ddir) -> u64 {
+        Self::last_block_of(&self.region, self.min_bs[ddir.idx()], self.ba[ddir.idx()])
+    }
+
+    /// `get_next_rand_offset`: a block index in units of `ba[ddir]`.
+    fn get_next_rand_offset(&mut self, ddir: Ddir) -> Option<u64> {
+        let d = ddir.idx();
+        match &self.dist {
+            Dist::Random => {
+                let lastb = self.last_block(ddir);
+                if lastb == 0 {
+                    return None;
+                }
+                self.rand_block_in(lastb)
+            }
+            Dist::Zipf(z) => Some(z.zipf_next(&mut self.rngs.dist)),
+            Dist::Pareto(z) => Some(z.pareto_next(&mut self.rngs.dist)),
+            Dist::Gauss(g) => Some(g.next(&mut self.rngs.dist)),
+            Dist::Zoned(idx) => {
+                let lastb = self.last_block(ddir);
+                if lastb == 0 {
+                    return None;
+                }
+                if idx[d].is_empty() {
+                    return self.rand_block_in(lastb);
+                }
+                // __get_next_rand_offset_zoned: v in 1..=100 picks the zone.
+                let v = self.rngs.zone.range_inclusive(1, 100);
+                let z = idx[d][(v - 1) as usize];
+                if !z.valid {
+                    return self.rand_block_in(lastb);
+                }
+                let offset = if z.size_perc_prev != 0 {
+                    z.size_perc_prev * lastb / 100
+                } else {
+                    0
+                };
+                let zlast = lastb * (z.size_perc - z.size_perc_prev) / 100;
+                if zlast == 0 {
+                    return None;
+                }
+                // fio checks the random map at the zone-relative index and adds the zone
+                // start afterwards; kept as fio does it.
+                self.rand_block_in(zlast).map(|b| b + offset)
+            }
+            Dist::ZonedAbs(idx) => {
+                let lastb = self.last_block(ddir);
+                if lastb == 0 {
+                    return None;
+                }
+                if idx[d].is_empty() {
+                    return self.rand_block_in(lastb);
+                }
+                let v = self.rngs.zone.range_inclusive(1, 100);
+                let z = idx[d][(v - 1) as usize];
+                if !z.valid {
+                    return self.rand_block_in(lastb);
+                }
+                let ba = self.ba[d];
+                let stotal = z.size_prev / ba;
+                let send = z.size / ba;
+                if send > lastb || send <= stotal {
+                    return None;
+                }
+                self.rand_block_in(send - stotal).map(|b| b + stotal)
+            }
+        }
+    }
+
+    /// `__get_next_rand_offset`: uniform block in `[0, lastb)`, then, with the random map,
+    /// the next free block if that one was used (None when the map is full).
+    fn rand_block_in(&mut self, lastb: u64) -> Option<u64> {
+        let b = self.rngs.offset.below(lastb);
+        match &self.map {
+            None => Some(b),
+            Some(m) => {
+                if !m.is_set(b) {
+                    Some(b)
+                } else {
+                    m.next_free(b)
+                }
+            }
+        }
+    }
+
+    /// `mark_random_map`: mark the blocks covered; shorten the I/O if it runs into a block
+    /// that was already used.
+    fn mark_random_map(&mut self, ddir: Ddir, offset: u64, len: u64) -> u64 {
+        let min_bs = self.min_bs[ddir.idx()];
+        let block = (offset - self.region.start) / min_bs;
+        let mut nr = len.div_ceil(min_bs);
+        if !self.busy_ok {
+            if let Some(m) = &mut self.map {
+                let set = m.set_run(block, nr);
+                if set > 0 {
+                    nr = set;
+                }
+            }
+        }
+        if nr * min_bs < len {
+            nr * min_bs
+        } else {
+            len
+        }
+    }
+
+    /// `io_u_fits`: the I/O ends inside the region.
+    fn io_u_fits(&self, offset: u64, len: u64) -> bool {
+        offset + len <= self.region.len + self.region.start
+    }
+
+    /// `get_next_buflen`: fixed bs, bsrange or bssplit.
+    fn get_next_buflen(&mut self, ddir: Ddir, offset: u64) -> u64 {
+        let d = ddir.idx();
+        let (minbs, maxbs) = (self.min_bs[d], self.max_bs[d]);
+        if minbs == maxbs {
+            return minbs;
+        }
+        if !self.io_u_fits(offset, minbs) {
+            return 0;
+        }
+        let frand_max = u32::MAX as u64;
+        // fio loops until the size fits; bound it (a split whose entries never fit falls
+        // back to the minimum, which does).
+        for _ in 0..1000 {
+            let r = dist::rand32(&mut self.rngs.bs[d]) as u64;
+            let mut buflen = 0;
+            if self.split[d].is_empty() {
+                buflen = minbs + (maxbs as f64 * (r as f64 / (frand_max as f64 + 1.0))) as u64;
+            } else {
+                let mut perc = 0u64;
+                for &(bs, p) in &self.split[d] {
+                    if p == 0 {
+                        continue;
+                    }
+                    buflen = bs;
+                    perc += p;
+                    if r / perc <= frand_max / 100 && self.io_u_fits(offset, buflen) {
+                        break;
+                    }
+                }
+            }
+            if !self.bs_unaligned {
+                buflen -= buflen % minbs;
+            }
+            if buflen > maxbs {
+                buflen = maxbs;
+            }
+            if self.io_u_fits(offset, buflen) && buflen > 0 {
+                return buflen;
+            }
+        }
+        minbs
+    }
+}
+
+/// `IoGen` is also an iterator over its I/O units (same as calling [`IoGen::next`]).
+impl Iterator for IoGen {
+    type Item = IoU;
+    fn next(&mut self) -> Option<IoU> {
+        IoGen::next(self)
+    }
+}

@@ -1,1 +1,368 @@
-fn main() {}
+//! blksim: a fast, deterministic simulator of the Linux block I/O path.
+//!
+//! The binary only wires the crates together: fio job files and options in
+//! (blksim-job), a device profile (blksim-sim::profile), a run (blksim-sim), fio's report
+//! out (blksim-report).
+
+use blksim_sim::profile::{Profile, BUNDLED, DEFAULT_DEVICE};
+use blksim_sim::setup::{self, RunOptions, WallClock};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
+       blksim devices
+       blksim bench [--ios=N] [--runs=N]
+       blksim --cmdhelp[=OPTION]
+
+Runs fio jobs against a simulated block device in virtual time and prints fio's report.
+
+fio options: as on fio's command line (--name=a --rw=randread --bs=4k --name=b ...); each
+--name starts a job. Given together with job files, fio options apply to every job of the
+files and win over them (a blksim convenience: `blksim run ssd-test.fio --runtime=1`).
+
+blksim options:
+  --device=NAME|PATH     device profile (bundled name or TOML file; default: the bundled default)
+  --set=KEY=VALUE        override one profile field, repeatable: --set=irqmode=2,
+                         --set=queue.nr_requests=64, --set=queue.iosched.fifo_batch=8
+  --seed=N               root seed for every random stream (default fixed)
+  --output=FILE          write the report to FILE
+  --output-format=FMT    normal (default), json, json+, or a comma list (normal,json)
+  --blktrace=DIR         write blktrace binary files (DIR/<dev>.blktrace.<cpu>)
+  --max-events=N         stop a runaway simulation after N events
+  --cmdhelp[=OPTION]     list fio options (or describe one)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match real_main(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("blksim: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn real_main(args: &[String]) -> Result<(), String> {
+    let Some(cmd) = args.first() else {
+        print!("{USAGE}");
+        return Err("no command given".into());
+    };
+    if let Some(rest) = cmd.strip_prefix("--cmdhelp") {
+        return cmdhelp(rest);
+    }
+    match cmd.as_str() {
+        "run" => run(&args[1..]),
+        "devices" => devices(),
+        "bench" => bench(&args[1..]),
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!(
+            "unknown command '{other}' (expected run, devices, bench; see --help)"
+        )),
+    }
+}
+
+fn cmdhelp(rest: &str) -> Result<(), String> {
+    let opt = rest
+        .strip_prefix('=')
+        .filter(|s| !s.is_empty() && *s != "all");
+    let text = blksim_job::options::cmdhelp(opt)?;
+    print!("{text}");
+    Ok(())
+}
+
+fn devices() -> Result<(), String> {
+    for b in BUNDLED {
+        let p = Profile::parse(b.toml, b.name)?;
+        let mark = if b.name == DEFAULT_DEVICE {
+            " (default)"
+        } else {
+            ""
+        };
+        println!("{:<18} {}{}", b.name, p.description, mark);
+    }
+    Ok(())
+}
+
+struct Cli {
+    device: String,
+    sets: Vec<String>,
+    opts: RunOptions,
+    output: Option<PathBuf>,
+    formats: Vec<String>,
+    jobfiles: Vec<PathBuf>,
+    fio_args: Vec<String>,
+}
+
+fn parse_cli(args: &[String]) -> Result<Cli, String> {
+    let mut cli = Cli {
+        device: DEFAULT_DEVICE.to_string(),
+        sets: Vec::new(),
+        opts: RunOptions::default(),
+        output: None,
+        formats: vec!["normal".into()],
+        jobfiles: Vec::new(),
+        fio_args: Vec::new(),
+    };
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let (key, val) = match a.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (a.as_str(), None),
+        };
+        let mut take = |name: &str| -> Result<String, String> {
+            match &val {
+                Some(v) => Ok(v.clone()),
+                None => {
+                    i += 1;
+                    args.get(i)
+                        .cloned()
+                        .ok_or_else(|| format!("{name} needs a value"))
+                }
+            }
+        };
+        match key {
+            "--device" => cli.device = take("--device")?,
+            "--set" => cli.sets.push(take("--set")?),
+            "--seed" => {
+                let v = take("--seed")?;
+                cli.opts.seed =
+                    parse_u64(&v).ok_or_else(|| format!("--seed={v}: expected a whole number"))?;
+            }
+            "--output" => cli.output = Some(PathBuf::from(take("--output")?)),
+            "--output-format" => {
+                let v = take("--output-format")?;
+                let mut f = Vec::new();
+                for part in v.split(',') {
+                    match part.trim() {
+                        "normal" | "json" | "json+" => f.push(part.trim().to_string()),
+                        "terse" => return Err("--output-format=terse is not supported yet (normal, json, json+)".into()),
+                        other => return Err(format!("--output-format: unknown format '{other}' (expected normal, json, json+)")),
+                    }
+                }
+                cli.formats = f;
+            }
+            "--blktrace" => cli.opts.blktrace = Some(PathBuf::from(take("--blktrace")?)),
+            "--max-events" => {
+                let v = take("--max-events")?;
+                cli.opts.max_events = Some(
+                    parse_u64(&v)
+                        .ok_or_else(|| format!("--max-events={v}: expected a whole number"))?,
+                );
+            }
+            _ => rest.push(a.clone()),
+        }
+        i += 1;
+    }
+    let (fio, other) = blksim_job::cli::split_cli_options(&rest);
+    for (_, a) in &other {
+        if a.starts_with('-') {
+            let key = a.trim_start_matches('-').split('=').next().unwrap_or("");
+            let hint = blksim_job::suggest(key)
+                .map(|s| format!(" (did you mean '--{s}'?)"))
+                .unwrap_or_default();
+            return Err(format!("<command line>: unknown option '{a}'{hint}"));
+        }
+        cli.jobfiles.push(PathBuf::from(a));
+    }
+    // Keep the fio options in their original order, re-joined for the job parser.
+    for o in fio {
+        cli.fio_args.push(match o.value {
+            Some(v) => format!("--{}={}", o.key, v),
+            None => format!("--{}", o.key),
+        });
+    }
+    Ok(cli)
+}
+
+fn parse_u64(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let cli = parse_cli(args)?;
+    let jobs = if cli.jobfiles.is_empty() {
+        if cli.fio_args.is_empty() {
+            return Err(
+                "nothing to run: give a job file or fio options (--name=... --rw=...)".into(),
+            );
+        }
+        blksim_job::cli::parse_cli(&cli.fio_args).map_err(|e| e.to_string())?
+    } else {
+        let mut set =
+            blksim_job::jobfile::parse_job_files(&cli.jobfiles).map_err(|e| e.to_string())?;
+        if !cli.fio_args.is_empty() {
+            let (opts, _) = blksim_job::cli::split_cli_options(&cli.fio_args);
+            blksim_job::cli::apply_overrides(&mut set, &opts).map_err(|e| e.to_string())?;
+        }
+        set
+    };
+    let mut notes_seen = std::collections::BTreeSet::new();
+    for j in &jobs.jobs {
+        for n in &j.notes {
+            if notes_seen.insert(n.clone()) {
+                eprintln!("blksim: {n}");
+            }
+        }
+    }
+    let mut profile = Profile::load(&cli.device)?;
+    for s in &cli.sets {
+        profile.set(s)?;
+    }
+    let out = setup::run(&jobs, &profile, &cli.opts)?;
+    let wall = wall_clock();
+    let report = setup::build_report(&jobs, &profile, &cli.opts, &out, &wall);
+    let mut buf: Vec<u8> = Vec::new();
+    for (i, f) in cli.formats.iter().enumerate() {
+        if i > 0 && f != "normal" && cli.formats[i - 1] != "normal" {
+            buf.push(b'\n');
+        }
+        let r = match f.as_str() {
+            "normal" => blksim_report::normal::write_normal(&report, &mut buf),
+            "json" => blksim_report::json::write_json(&report, false, &mut buf),
+            _ => blksim_report::json::write_json(&report, true, &mut buf),
+        };
+        r.map_err(|e| format!("writing report: {e}"))?;
+    }
+    match &cli.output {
+        Some(p) => std::fs::write(p, &buf).map_err(|e| format!("--output={}: {e}", p.display()))?,
+        None => {
+            let mut so = std::io::stdout().lock();
+            so.write_all(&buf).map_err(|e| format!("stdout: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Wall-clock stamps for the report header (the only fields that may differ between runs).
+/// `BLKSIM_FAKE_TIME=<unix seconds>` pins them, for byte-identical comparisons.
+fn wall_clock() -> WallClock {
+    let secs_ms = match std::env::var("BLKSIM_FAKE_TIME")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(s) => s * 1000,
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+    };
+    let secs = secs_ms / 1000;
+    WallClock {
+        timestamp: secs,
+        timestamp_ms: secs_ms,
+        ctime: ctime_utc(secs),
+    }
+}
+
+/// `ctime()` text (without newline) for a UNIX time, in UTC: "Sun Nov 22 01:25:35 2026".
+fn ctime_utc(t: u64) -> String {
+    let days = t / 86400;
+    let rem = t % 86400;
+    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    let wday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if mo <= 2 { y + 1 } else { y };
+    let mon = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ][(mo - 1) as usize];
+    format!("{wday} {mon} {d:2} {h:02}:{m:02}:{s:02} {y}")
+}
+
+/// `blksim bench`: simulated I/Os per wall-clock second and peak memory for the issue's
+/// reference workload (4 KiB randread, libaio iodepth 32, one job, none, null_blk irqmode=2).
+fn bench(args: &[String]) -> Result<(), String> {
+    let mut ios: u64 = 5_000_000;
+    let mut runs = 3;
+    for a in args {
+        if let Some(v) = a.strip_prefix("--ios=") {
+            ios = parse_u64(v).ok_or("--ios: expected a number")?;
+        } else if let Some(v) = a.strip_prefix("--runs=") {
+            runs = parse_u64(v).ok_or("--runs: expected a number")? as usize;
+        } else {
+            return Err(format!(
+                "bench: unknown argument '{a}' (expected --ios=N, --runs=N)"
+            ));
+        }
+    }
+    let fio: Vec<String> = [
+        "--name=bench",
+        "--rw=randread",
+        "--bs=4k",
+        "--ioengine=libaio",
+        "--iodepth=32",
+        "--direct=1",
+        "--norandommap",
+        &format!("--number_ios={ios}"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let jobs = blksim_job::cli::parse_cli(&fio).map_err(|e| e.to_string())?;
+    let mut profile = Profile::load("null_blk")?;
+    profile.set("irqmode=2")?;
+    profile.set("queue.scheduler=none")?;
+    let mut best = f64::MAX;
+    for _ in 0..runs.max(1) {
+        let t0 = std::time::Instant::now();
+        let out = setup::run(&jobs, &profile, &RunOptions::default())?;
+        let dt = t0.elapsed().as_secs_f64();
+        let done: u64 = out.blk.ios.iter().sum();
+        if done != ios {
+            return Err(format!("bench: expected {ios} I/Os, simulated {done}"));
+        }
+        best = best.min(dt);
+    }
+    let rss = peak_rss_kib();
+    println!("workload: 4k randread, libaio iodepth=32, 1 job, none, null_blk irqmode=2");
+    println!("simulated I/Os: {ios}");
+    println!("best wall time of {runs}: {best:.3} s");
+    println!("simulated I/Os per second: {:.0}", ios as f64 / best);
+    println!("peak RSS: {rss} KiB");
+    Ok(())
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctime_matches_libc_format() {
+        // 1795310737 = Sun Nov 22 01:25:37 2026 UTC (from the fio samples' timestamp).
+        assert_eq!(ctime_utc(1_795_310_737), "Sun Nov 22 01:25:37 2026");
+        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
+    }
+}

@@ -1,0 +1,1621 @@
+//! The option table: one static slice of descriptors, like fio's `fio_options[]`
+//! (`options.c`) or ripgrep's `FLAGS`. It drives the job-file parser ([`crate::jobfile`]), the
+//! command-line parser ([`crate::cli`]) and [`cmdhelp`]; nothing else knows option names.
+//!
+//! Each descriptor's setter parses one value into a [`JobSpec`] and returns the message (no
+//! location) on error; the callers add file and line. Setters only validate and store, like
+//! ripgrep's `update`; cross-option fix-ups happen afterwards in [`finalize`].
+//!
+//! Options fio has but a simulation can't honour are still in the table, so that real job files
+//! parse: [`Support::NoMeaning`] (CPU affinity, buffers, logs...) and [`Support::NotModelled`]
+//! (things that would change the workload but blksim doesn't implement yet). Both add a
+//! one-line note to [`JobSpec::notes`].
+
+use crate::spec::{
+    BsSpec, BsSplit, IoEngine, JobSpec, RandomDistribution, RwPattern, SizeOrPct, Zone, ZoneAbs,
+};
+use crate::value::{
+    parse_bool, parse_float, parse_range, parse_signed_size, parse_size, parse_size_or_pct,
+    parse_time_ns, parse_uint, split_ddir, NS_PER_SEC, NS_PER_US,
+};
+
+/// Value syntax of an option, as fio's `FIO_OPT_*` types (the text is fio's `typehelp[]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptType {
+    /// Free text or one of `values`.
+    Str,
+    /// Number with k/m/g suffix (`FIO_OPT_STR_VAL`, `FIO_OPT_ULL`).
+    Size,
+    /// Number with a time unit (`FIO_OPT_STR_VAL_TIME`).
+    Time,
+    /// `lo-hi` ranges, per direction (`FIO_OPT_RANGE`).
+    Range,
+    /// Integer (`FIO_OPT_INT`).
+    Int,
+    /// 0 or 1 (`FIO_OPT_BOOL`). A bare key means 1.
+    Bool,
+    /// Colon-separated floats (`FIO_OPT_FLOAT_LIST`).
+    FloatList,
+    /// A bare key (`FIO_OPT_STR_SET`); `=0`/`=1` also accepted.
+    Flag,
+}
+
+impl OptType {
+    /// fio's `typehelp[]` text for `--cmdhelp=<opt>`.
+    pub fn help(self) -> &'static str {
+        match self {
+            OptType::Str => "string (opt=bla)",
+            OptType::Size => "string with possible k/m/g postfix (opt=4k)",
+            OptType::Time => "string with time postfix (opt=10s)",
+            OptType::Range => "string with dual range (opt=1k-4k,4k-8k)",
+            OptType::Int => "integer value (opt=100)",
+            OptType::Bool => "boolean value (opt=1)",
+            OptType::FloatList => "list of floating point values separated by ':' (opt=5.9:7.8)",
+            OptType::Flag => "no argument (opt)",
+        }
+    }
+    /// Whether a bare key (no `=value`) is meaningful: it means 1.
+    pub fn bare_ok(self) -> bool {
+        matches!(self, OptType::Bool | OptType::Flag)
+    }
+}
+
+/// Grouping for help output (fio's `.category`/`.group`, simplified).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Category {
+    Job,
+    File,
+    IoType,
+    BlockSize,
+    Size,
+    Engine,
+    Random,
+    Timing,
+    Rate,
+    Sync,
+    Reporting,
+    Verify,
+    Ignored,
+}
+
+impl Category {
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Job => "job",
+            Category::File => "file",
+            Category::IoType => "I/O type",
+            Category::BlockSize => "block size",
+            Category::Size => "I/O size and region",
+            Category::Engine => "I/O engine and depth",
+            Category::Random => "random offsets",
+            Category::Timing => "runtime and timing",
+            Category::Rate => "rate and think time",
+            Category::Sync => "sync",
+            Category::Reporting => "reporting",
+            Category::Verify => "verify",
+            Category::Ignored => "accepted, ignored",
+        }
+    }
+}
+
+/// How blksim treats an option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// Parsed into [`JobSpec`] and honoured.
+    Modelled,
+    /// Accepted; means nothing for a simulated device (note added).
+    NoMeaning,
+    /// Accepted; would change the workload in fio, but blksim doesn't model it (note added).
+    NotModelled,
+}
+
+/// Parses `value` into the spec. `value` is `"1"` for a bare boolean/flag key.
+pub type Setter = fn(&mut JobSpec, &'static OptionDesc, &str) -> Result<(), String>;
+
+/// One option: fio's `struct fio_option`, reduced to what blksim needs.
+pub struct OptionDesc {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub kind: OptType,
+    /// Default as fio documents it ("" = no default).
+    pub default: &'static str,
+    pub help: &'static str,
+    pub category: Category,
+    pub support: Support,
+    /// Valid values and their help, for enumerated options.
+    pub values: &'static [(&'static str, &'static str)],
+    /// Options with higher prio are applied first within a section (fio `sort_options`:
+    /// `kb_base` must be known before any size is parsed).
+    pub prio: i8,
+    pub set: Setter,
+}
+
+impl std::fmt::Debug for OptionDesc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OptionDesc").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl OptionDesc {
+    const fn vals(mut self, values: &'static [(&'static str, &'static str)]) -> Self {
+        self.values = values;
+        self
+    }
+    const fn prio(mut self, prio: i8) -> Self {
+        self.prio = prio;
+        self
+    }
+    /// Whether `name` is this option's name or one of its aliases.
+    pub fn matches(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+/// A modelled option.
+const fn m(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: OptType,
+    default: &'static str,
+    category: Category,
+    help: &'static str,
+    set: Setter,
+) -> OptionDesc {
+    OptionDesc {
+        name,
+        aliases,
+        kind,
+        default,
+        help,
+        category,
+        support: Support::Modelled,
+        values: &[],
+        prio: 0,
+        set,
+    }
+}
+
+/// An option with no meaning in a simulation: accepted with a note.
+const fn ign(name: &'static str, help: &'static str) -> OptionDesc {
+    OptionDesc {
+        name,
+        aliases: &[],
+        kind: OptType::Str,
+        default: "",
+        help,
+        category: Category::Ignored,
+        support: Support::NoMeaning,
+        values: &[],
+        prio: 0,
+        set: set_ignored,
+    }
+}
+
+/// An option that changes the workload in fio but isn't modelled: accepted with a note.
+const fn unm(name: &'static str, category: Category, help: &'static str) -> OptionDesc {
+    OptionDesc {
+        name,
+        aliases: &[],
+        kind: OptType::Str,
+        default: "",
+        help,
+        category,
+        support: Support::NotModelled,
+        values: &[],
+        prio: 0,
+        set: set_ignored,
+    }
+}
+
+use Category as C;
+use OptType as T;
+
+/// The table. Order is help order; lookups are linear (a few hundred string compares).
+pub static OPTIONS: &[OptionDesc] = &[
+    // ---- job -----------------------------------------------------------------------------
+    m("name", &[], T::Str, "", C::Job, "Name of this job", set_name),
+    m("description", &[], T::Str, "", C::Job, "Text job description", set_description),
+    m("numjobs", &[], T::Int, "1", C::Job, "Duplicate this job this many times", set_numjobs),
+    m("stonewall", &["wait_for_previous"], T::Flag, "", C::Job,
+      "Insert a hard barrier between this job and previous", set_stonewall),
+    m("new_group", &[], T::Flag, "", C::Job, "Mark the start of a new group (for reporting)",
+      set_new_group),
+    m("thread", &[], T::Flag, "", C::Job, "Use threads instead of processes", set_thread),
+    m("loops", &[], T::Int, "1", C::Job, "Number of times to run the job", set_loops),
+    // ---- file ----------------------------------------------------------------------------
+    m("filename", &[], T::Str, "", C::File, "File(s) to use for the workload", set_filename),
+    m("directory", &[], T::Str, "", C::File, "Directory to store files in", set_directory),
+    m("nrfiles", &["nr_files"], T::Int, "1", C::File, "Split job workload between this number of files",
+      set_nrfiles),
+    m("filesize", &[], T::Range, "", C::File, "Size of individual files", set_filesize),
+    m("direct", &[], T::Bool, "0", C::File, "Use O_DIRECT IO (negates buffered)", set_direct),
+    m("buffered", &[], T::Bool, "1", C::File, "Use buffered IO (negates direct)", set_buffered),
+    m("ioscheduler", &[], T::Str, "", C::File, "Use this IO scheduler on the backing device",
+      set_ioscheduler),
+    // ---- I/O type ------------------------------------------------------------------------
+    m("rw", &["readwrite"], T::Str, "read", C::IoType, "IO direction", set_rw).vals(&[
+        ("read", "Sequential read"),
+        ("write", "Sequential write"),
+        ("trim", "Sequential trim"),
+        ("randread", "Random read"),
+        ("randwrite", "Random write"),
+        ("randtrim", "Random trim"),
+        ("rw", "Sequential read and write mix"),
+        ("readwrite", "Sequential read and write mix"),
+        ("randrw", "Random read and write mix"),
+        ("trimwrite", "Trim and write mix, trims preceding writes"),
+        ("randtrimwrite", "Randomly trim and write mix, trims preceding writes"),
+    ]),
+    m("rw_sequencer", &[], T::Str, "sequential", C::IoType,
+      "IO offset generator modifier", set_rw_sequencer).vals(&[
+        ("sequential", "Generate sequential offsets"),
+        ("identical", "Generate identical offsets"),
+    ]),
+    m("rwmixread", &[], T::Int, "50", C::IoType,
+      "Percentage of mixed workload that is reads", set_rwmixread),
+    m("rwmixwrite", &[], T::Int, "50", C::IoType,
+      "Percentage of mixed workload that is writes", set_rwmixwrite),
+    // ---- block size ----------------------------------------------------------------------
+    m("bs", &["blocksize"], T::Size, "4096", C::BlockSize, "Block size unit (read,write,trim)", set_bs),
+    m("bsrange", &["blocksize_range"], T::Range, "", C::BlockSize,
+      "Set block size range (in more detail than bs)", set_bsrange),
+    m("bssplit", &[], T::Str, "", C::BlockSize,
+      "Set a specific mix of block sizes (bs/pct:bs/pct..., per direction)", set_bssplit),
+    m("blockalign", &["ba"], T::Size, "", C::BlockSize, "IO block offset alignment", set_blockalign),
+    m("bs_unaligned", &["blocksize_unaligned"], T::Flag, "", C::BlockSize,
+      "Don't sector align IO buffer sizes", set_bs_unaligned),
+    // ---- size and region -----------------------------------------------------------------
+    m("size", &[], T::Size, "", C::Size, "Total size of device or files (or N%)", set_size),
+    m("io_size", &["io_limit"], T::Size, "", C::Size, "Total size of I/O to be performed", set_io_size),
+    m("offset", &["fileoffset"], T::Size, "0", C::Size, "Start IO from this offset (or N%)", set_offset),
+    m("offset_increment", &[], T::Size, "0", C::Size,
+      "What is the increment from one offset to the next (or N%)", set_offset_increment),
+    m("number_ios", &[], T::Size, "0", C::Size, "Force job completion after this number of IOs",
+      set_number_ios),
+    // ---- engine and depth ----------------------------------------------------------------
+    m("ioengine", &[], T::Str, "psync", C::Engine, "IO engine to use", set_ioengine).vals(&[
+        ("sync", "Use read/write (one I/O in flight)"),
+        ("psync", "Use pread/pwrite (one I/O in flight)"),
+        ("vsync", "Use readv/writev (one I/O in flight)"),
+        ("pvsync", "Use preadv/pwritev (one I/O in flight)"),
+        ("pvsync2", "Use preadv2/pwritev2 (one I/O in flight)"),
+        ("libaio", "Linux native asynchronous IO (iodepth in flight)"),
+        ("io_uring", "Fast Linux native aio (iodepth in flight)"),
+        ("posixaio", "POSIX asynchronous IO (iodepth in flight)"),
+        ("null", "Testing engine (no I/O or transfer)"),
+    ]),
+    m("iodepth", &[], T::Int, "1", C::Engine, "Number of IO buffers to keep in flight", set_iodepth),
+    m("iodepth_batch_submit", &["iodepth_batch"], T::Int, "1", C::Engine,
+      "Number of IO buffers to submit in one go (0 = iodepth)", set_iodepth_batch_submit),
+    m("iodepth_batch_complete_min", &["iodepth_batch_complete"], T::Int, "1", C::Engine,
+      "Min number of IO buffers to retrieve in one go", set_iodepth_batch_complete_min),
+    m("iodepth_batch_complete_max", &[], T::Int, "", C::Engine,
+      "Max number of IO buffers to retrieve in one go (default = complete_min)",
+      set_iodepth_batch_complete_max),
+    m("iodepth_low", &[], T::Int, "", C::Engine,
+      "Low water mark for queuing depth (default = iodepth)", set_iodepth_low),
+    m("io_submit_mode", &[], T::Str, "inline", C::Engine, "How IO submissions and completions are done",
+      set_io_submit_mode).vals(&[
+        ("inline", "Submit and complete IO inline"),
+        ("offload", "Offload submit and complete to threads"),
+    ]),
+    // ---- random --------------------------------------------------------------------------
+    m("randrepeat", &[], T::Bool, "1", C::Random, "Use repeatable random IO pattern", set_randrepeat),
+    m("allrandrepeat", &[], T::Bool, "1", C::Random, "Use repeatable random numbers for everything",
+      set_randrepeat),
+    m("randseed", &[], T::Size, "0x89", C::Random, "Set the random generator seed value",
+      set_randseed),
+    m("norandommap", &[], T::Flag, "", C::Random,
+      "Accept potential duplicate random blocks", set_norandommap),
+    m("random_distribution", &[], T::Str, "random", C::Random, "Random offset distribution generator",
+      set_random_distribution).vals(&[
+        ("random", "Completely random"),
+        ("zipf", "Zipf distribution (zipf:theta[:center])"),
+        ("pareto", "Pareto distribution (pareto:h[:center])"),
+        ("normal", "Normal (Gaussian) distribution (normal:dev[:center])"),
+        ("zoned", "Zoned random distribution (zoned:pct/range%:...)"),
+        ("zoned_abs", "Zoned absolute random distribution (zoned_abs:pct/size:...)"),
+    ]),
+    m("percentage_random", &[], T::Int, "100,100,100", C::Random,
+      "Percentage of seq/random mix that should be random", set_percentage_random),
+    m("percentage_sequential", &[], T::Int, "0,0,0", C::Random,
+      "Percentage of seq/random mix that should be sequential", set_percentage_sequential),
+    m("random_generator", &[], T::Str, "tausworthe", C::Random, "Type of random number generator to use",
+      set_random_generator).vals(&[
+        ("tausworthe", "Strong Tausworthe generator"),
+        ("lfsr", "Variable length LFSR (not modelled)"),
+        ("tausworthe64", "64-bit Tausworthe variant"),
+    ]),
+    // ---- timing --------------------------------------------------------------------------
+    m("runtime", &["timeout"], T::Time, "0", C::Timing, "Stop workload when this amount of time has passed (s)",
+      set_runtime),
+    m("time_based", &[], T::Flag, "", C::Timing, "Keep running until runtime/timeout is met",
+      set_time_based),
+    m("ramp_time", &[], T::Time, "0", C::Timing, "Ramp up time before measuring performance (s)",
+      set_ramp_time),
+    m("startdelay", &[], T::Time, "0", C::Timing, "Only start job when this period has passed (s, or a range)",
+      set_startdelay),
+    // ---- rate and think time -------------------------------------------------------------
+    m("rate", &[], T::Size, "", C::Rate, "Set bandwidth rate in bytes/s (read,write,trim)", set_rate),
+    m("rate_iops", &[], T::Int, "", C::Rate, "Limit IO used to this number of IO operations/sec",
+      set_rate_iops),
+    m("rate_process", &[], T::Str, "linear", C::Rate, "What process controls how rated IO is managed",
+      set_rate_process).vals(&[
+        ("linear", "Linear rate of IO"),
+        ("poisson", "Rate follows Poisson process"),
+    ]),
+    m("thinktime", &[], T::Time, "0", C::Rate, "Idle time between IO buffers (us)", set_thinktime),
+    m("thinktime_blocks", &[], T::Int, "1", C::Rate, "IO buffer period between 'thinktime'",
+      set_thinktime_blocks),
+    // ---- sync ----------------------------------------------------------------------------
+    m("fsync", &[], T::Int, "0", C::Sync, "Issue fsync for writes every given number of blocks", set_fsync),
+    m("fdatasync", &[], T::Int, "0", C::Sync, "Issue fdatasync for writes every given number of blocks",
+      set_fdatasync),
+    m("end_fsync", &[], T::Bool, "0", C::Sync, "Include fsync at the end of job", set_end_fsync),
+    // ---- reporting -----------------------------------------------------------------------
+    m("group_reporting", &[], T::Flag, "", C::Reporting, "Do reporting on a per-group basis",
+      set_group_reporting),
+    m("kb_base", &[], T::Int, "1024", C::Reporting, "Unit prefix interpretation (1000 or 1024)",
+      set_kb_base).prio(1).vals(&[
+        ("1024", "Inputs invert IEC and SI prefixes (for compatibility); outputs prefer binary"),
+        ("1000", "Inputs use IEC and SI prefixes; outputs prefer SI"),
+    ]),
+    m("unit_base", &[], T::Int, "0", C::Reporting, "Bit multiple of result summary data (8 for byte, 1 for bit)",
+      set_unit_base).vals(&[
+        ("0", "Auto-detect"),
+        ("8", "Normal (byte based)"),
+        ("1", "Bit based"),
+    ]),
+    m("unified_rw_reporting", &[], T::Str, "none", C::Reporting,
+      "Unify reporting across data direction", set_unified_rw_reporting).vals(&[
+        ("none", "Normal statistics reporting"),
+        ("mixed", "Statistics are summed per data direction and reported together"),
+        ("both", "Statistics are reported normally, followed by the mixed statistics"),
+        ("0", "Same as none"),
+        ("1", "Same as mixed"),
+        ("2", "Same as both"),
+    ]),
+    m("gtod_reduce", &[], T::Bool, "0", C::Reporting, "Greatly reduce number of gettimeofday() calls",
+      set_gtod_reduce),
+    m("clat_percentiles", &[], T::Bool, "1", C::Reporting, "Enable the reporting of completion latency percentiles",
+      set_clat_percentiles),
+    m("lat_percentiles", &[], T::Bool, "0", C::Reporting, "Enable the reporting of IO latency percentiles",
+      set_lat_percentiles),
+    m("slat_percentiles", &[], T::Bool, "0", C::Reporting, "Enable the reporting of submission latency percentiles",
+      set_slat_percentiles),
+    m("percentile_list", &[], T::FloatList,
+      "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99", C::Reporting,
+      "Specify a custom list of percentiles to report for completion latency and block errors",
+      set_percentile_list),
+    // ---- verify --------------------------------------------------------------------------
+    m("verify", &[], T::Str, "0", C::Verify, "Verify data written", set_verify).vals(&VERIFY_VALUES),
+    m("do_verify", &[], T::Bool, "1", C::Verify, "Run verification stage after write", set_do_verify),
+    // ---- accepted, not modelled (would change the workload in fio) ------------------------
+    unm("zonemode", C::Size, "Mode for the zonesize, zonerange and zoneskip parameters (only 'none' is supported; others are an error)")
+        .with_set(set_zonemode),
+    unm("zonesize", C::Size, "Amount of data to read per zone"),
+    unm("zonerange", C::Size, "Give size of an IO zone"),
+    unm("zoneskip", C::Size, "Space between IO zones"),
+    unm("zonecapacity", C::Size, "Capacity per zone"),
+    unm("file_service_type", C::File, "How to select which file to service next (only roundrobin is modelled)")
+        .with_set(set_file_service_type),
+    unm("fill_device", C::Size, "Write until an ENOSPC error occurs"),
+    unm("fill_fs", C::Size, "Write until an ENOSPC error occurs"),
+    unm("ramp_size", C::Timing, "Amount of data to ramp up before measuring"),
+    unm("flow", C::Rate, "Weight for flow control of this job"),
+    unm("flow_id", C::Rate, "The flow index ID to use"),
+    unm("flow_watermark", C::Rate, "High watermark for flow control"),
+    unm("flow_sleep", C::Rate, "How many microseconds to sleep after being held back by the flow control mechanism"),
+    unm("wait_for", C::Job, "Name of the job this one wants to wait for before starting"),
+    unm("latency_target", C::Rate, "Ramp to max queue depth supporting this latency"),
+    unm("latency_window", C::Rate, "Time to sustain latency_target"),
+    unm("latency_percentile", C::Rate, "Percentile of IOs must be below latency_target"),
+    unm("latency_run", C::Rate, "Keep adjusting queue depth to match latency_target"),
+    unm("max_latency", C::Rate, "Maximum tolerated IO latency (usec)"),
+    unm("rate_min", C::Rate, "Job must meet this rate or it will be shutdown"),
+    unm("rate_iops_min", C::Rate, "Job must meet this rate or it will be shut down"),
+    unm("rate_cycle", C::Rate, "Window average for rate limits (msec)"),
+    unm("rate_ignore_thinktime", C::Rate, "Rated IO ignores thinktime settings"),
+    unm("thinktime_spin", C::Rate, "Start think time by spinning this amount (usec)"),
+    unm("thinktime_blocks_type", C::Rate, "How thinktime_blocks takes effect"),
+    unm("thinktime_iotime", C::Rate, "Timed IO period between 'thinktime'"),
+    unm("bs_is_seq_rand", C::BlockSize, "Consider any blocksize setting to be sequential,random"),
+    unm("random_sequence_stride", C::Random, "Stride for the 'sequence' random distribution"),
+    unm("sync", C::Sync, "Use synchronous write IO (O_SYNC/O_DSYNC)"),
+    unm("write_barrier", C::Sync, "Make every Nth write a barrier write"),
+    unm("sync_file_range", C::Sync, "Use sync_file_range()"),
+    unm("fsync_on_close", C::Sync, "fsync files on close"),
+    unm("read_iolog", C::IoType, "Playback IO pattern from file"),
+    unm("replay_no_stall", C::IoType, "Playback IO pattern file as fast as possible without stalls"),
+    unm("replay_redirect", C::IoType, "Replay all I/O onto this device, regardless of trace device"),
+    unm("replay_scale", C::IoType, "Align offsets to this blocksize"),
+    unm("replay_align", C::IoType, "Scale offset down by this factor"),
+    unm("replay_time_scale", C::IoType, "Scale time for replay events"),
+    unm("replay_skip", C::IoType, "Skip certain IO types (read,write,trim,flush)"),
+    unm("merge_blktrace_file", C::IoType, "Merged blktrace output filename"),
+    unm("verify_only", C::Verify, "Verifies previously written data is still valid"),
+    unm("trim_percentage", C::Verify, "Number of verify blocks to trim (i.e., discard)"),
+    unm("trim_verify_zero", C::Verify, "Verify that trimmed (i.e., discarded) blocks are returned as zeroes"),
+    unm("trim_backlog", C::Verify, "Trim after this number of blocks are written"),
+    unm("trim_backlog_batch", C::Verify, "Trim this number of IO blocks"),
+    unm("disable_lat", C::Reporting, "Disable latency numbers"),
+    unm("disable_clat", C::Reporting, "Disable completion latency numbers"),
+    unm("disable_slat", C::Reporting, "Disable submission latency numbers"),
+    unm("disable_bw_measurement", C::Reporting, "Disable bandwidth logging"),
+    unm("significant_figures", C::Reporting, "Significant figures for output-format set to normal"),
+    unm("stats", C::Reporting, "Enable collection of stats"),
+    unm("steadystate", C::Timing, "Define the criterion and limit to judge when a job has reached steady state"),
+    unm("steadystate_duration", C::Timing, "Stop workload upon attaining steady state for specified duration"),
+    unm("steadystate_ramp_time", C::Timing, "Delay before initiation of data collection for steady state job termination testing"),
+    unm("ignore_error", C::Job, "Set a specific list of errors to ignore"),
+    unm("continue_on_error", C::Job, "Continue on non-fatal errors during IO"),
+    unm("error_dump", C::Job, "Dump info on each error"),
+    unm("skip_bad", C::Job, "Skip operations against known bad blocks (mtd engine)"),
+    unm("hipri", C::Engine, "Use polled IO completions (io_uring/pvsync2)"),
+    unm("fixedbufs", C::Engine, "Pre map IO buffers (io_uring)"),
+    unm("registerfiles", C::Engine, "Pre-open/register files (io_uring)"),
+    unm("sqthread_poll", C::Engine, "Offload submission/completion to kernel thread (io_uring)"),
+    unm("sqthread_poll_cpu", C::Engine, "What CPU to run SQ thread polling on (io_uring)"),
+    unm("nonvectored", C::Engine, "Use non-vectored read/write commands (io_uring)"),
+    unm("uncached", C::Engine, "Use RWF_UNCACHED for buffered read/writes (io_uring/pvsync2)"),
+    unm("nowait", C::Engine, "Use RWF_NOWAIT for reads/writes"),
+    unm("userspace_reap", C::Engine, "Use alternative user-space reap implementation (libaio)"),
+    unm("cmdprio_percentage", C::Engine, "Send high priority I/O this percentage of the time"),
+    unm("cmdprio_class", C::Engine, "Set asynchronous IO priority class"),
+    unm("cmdprio", C::Engine, "Set asynchronous IO priority level"),
+    unm("cmdprio_bssplit", C::Engine, "Set priority percentages for different block sizes"),
+    unm("prio", C::Job, "Set job IO priority value"),
+    unm("prioclass", C::Job, "Set job IO priority class"),
+    unm("priohint", C::Job, "Set job IO priority hint"),
+    unm("atomic", C::File, "Use atomic writes (O_DIRECT + RWF_ATOMIC)"),
+    unm("block_error_percentiles", C::Reporting, "Record trim block errors and make a histogram"),
+    // ---- accepted, no meaning in a simulation ---------------------------------------------
+    ign("cpus_allowed", "Set CPUs allowed"),
+    ign("cpus_allowed_policy", "Distribution policy for cpus_allowed"),
+    ign("cpumask", "CPU affinity mask"),
+    ign("numa_cpu_nodes", "NUMA CPU nodes bind"),
+    ign("numa_mem_policy", "NUMA memory policy setup"),
+    ign("invalidate", "Invalidate buffer/page cache prior to running job"),
+    ign("nice", "Set job CPU nice value"),
+    ign("iomem", "Backing type for IO buffers"),
+    ign("mem", "Backing type for IO buffers"),
+    ign("iomem_align", "IO memory buffer offset alignment"),
+    ign("mem_align", "IO memory buffer offset alignment"),
+    ign("hugepage-size", "When using hugepages, specify size of each page"),
+    ign("buffer_compress_percentage", "How compressible the buffer is (approximately)"),
+    ign("buffer_compress_chunk", "Size of compressible region in buffer"),
+    ign("compress_percentage", "How compressible the buffer is (approximately)"),
+    ign("compress_chunk", "Size of compressible region in buffer"),
+    ign("buffer_pattern", "Fill pattern for IO buffers"),
+    ign("refill_buffers", "Refill IO buffers on every IO submit"),
+    ign("scramble_buffers", "Slightly scramble buffers on every IO submit"),
+    ign("zero_buffers", "Init IO buffers to all zeroes"),
+    ign("dedupe_percentage", "Percentage of buffers that are dedupable"),
+    ign("dedupe_mode", "Mode for the deduplication buffer generation"),
+    ign("dedupe_working_set_percentage", "Dedupe working set size in percentages from file or device size"),
+    ign("disk_util", "Log disk utilization statistics"),
+    ign("write_bw_log", "Write log of bandwidth during run"),
+    ign("write_lat_log", "Write log of latency during run"),
+    ign("write_iops_log", "Write log of IOPS during run"),
+    ign("write_hist_log", "Write log of latency histograms during run"),
+    ign("write_iolog", "Store IO pattern to file"),
+    ign("log_avg_msec", "Average bw/iops/lat logs over this period of time"),
+    ign("log_hist_msec", "Dump completion latency histograms at frequency of this time value"),
+    ign("log_hist_coarseness", "Integer in range [0,6]. Higher coarseness outputs fewer histogram bins per sample"),
+    ign("log_max_value", "Log max sample in a window instead of average"),
+    ign("log_offset", "Include offset of IO for each log entry"),
+    ign("log_prio", "Include priority value of IO for each log entry"),
+    ign("log_issue_time", "Include issue time of IO for each log entry"),
+    ign("log_compression", "Log in compressed chunks of this size"),
+    ign("log_compression_cpus", "Limit log compression to these CPUs"),
+    ign("log_store_compressed", "Store logs in a compressed format"),
+    ign("log_unix_epoch", "Use Unix time in log files"),
+    ign("log_alternate_epoch", "Use alternate epoch time in log files"),
+    ign("log_alternate_epoch_clock_id", "If log_alternate_epoch is true, this option specifies the clock_id"),
+    ign("log_entries", "Initial number of entries in a job IO log"),
+    ign("per_job_logs", "Include job number in generated log files or not"),
+    ign("exitall", "Terminate all jobs when one exits"),
+    ign("exit_what", "Fine grained control for exitall"),
+    ign("exitall_on_error", "Terminate all jobs when one exits in error"),
+    ign("lockmem", "Lock down this amount of memory (per worker)"),
+    ign("create_serialize", "Serialize creation of job files"),
+    ign("create_fsync", "fsync file after creation"),
+    ign("create_on_open", "Create files when they are opened for IO"),
+    ign("create_only", "Only perform file creation phase"),
+    ign("allow_file_create", "Permit fio to create files, if they don't exist"),
+    ign("allow_mounted_write", "Allow writes to a mounted partition"),
+    ign("pre_read", "Pre-read files before starting official testing"),
+    ign("fallocate", "Whether pre-allocation is performed when laying out files"),
+    ign("overwrite", "When writing, set whether to overwrite current data"),
+    ign("unlink", "Unlink created files after job has completed"),
+    ign("unlink_each_loop", "Unlink created files after each loop in a job has completed"),
+    ign("lockfile", "Lock file when doing IO to it"),
+    ign("fadvise_hint", "Use fadvise() to advise the kernel on IO pattern"),
+    ign("fadvise_stream", "Use fadvise() to set stream ID"),
+    ign("filename_format", "Override default $jobname.$jobnum.$filenum naming"),
+    ign("unique_filename", "For network clients, prefix file with source IP"),
+    ign("opendir", "Recursively add files from this directory and down"),
+    ign("openfiles", "Number of files to keep open at the same time"),
+    ign("file_append", "IO will start at the end of the file(s)"),
+    ign("clocksource", "What type of timing source to use"),
+    ign("gtod_cpu", "Set up dedicated gettimeofday() thread on this CPU"),
+    ign("cpuload", "Use this percentage of CPU (cpuio engine)"),
+    ign("cpuchunks", "Length of the CPU burn cycles (usecs, cpuio engine)"),
+    ign("cpumode", "How to load the CPU (cpuio engine)"),
+    ign("bwavgtime", "Time window over which to calculate bandwidth (msec)"),
+    ign("iopsavgtime", "Time window over which to calculate IOPS (msec)"),
+    ign("uid", "Run job with this user ID"),
+    ign("gid", "Run job with this group ID"),
+    ign("cgroup", "Add job to cgroup of this name"),
+    ign("cgroup_weight", "Use given weight for cgroup"),
+    ign("cgroup_nodelete", "Do not delete cgroups after job completion"),
+    ign("exec_prerun", "Execute this file prior to running job"),
+    ign("exec_postrun", "Execute this file after running job"),
+    ign("verify_pattern", "Fill pattern for IO buffers"),
+    ign("verify_interval", "Store verify buffer header every N bytes"),
+    ign("verify_offset", "Offset verify header location by N bytes"),
+    ign("verify_fatal", "Exit on a single verify failure, don't continue"),
+    ign("verify_dump", "Dump contents of good and bad blocks on failure"),
+    ign("verify_async", "Number of async verifier threads to use"),
+    ign("verify_async_cpus", "Set CPUs allowed for async verify threads"),
+    ign("verify_backlog", "Verify after this number of blocks are written"),
+    ign("verify_backlog_batch", "Verify this number of IO blocks"),
+    ign("verify_state_save", "Save verify state on termination"),
+    ign("verify_state_load", "Load verify state on start"),
+    ign("verify_header_seed", "Verify the header seed used to generate the buffer contents"),
+    ign("verify_write_sequence", "Verify header write sequence number"),
+    ign("experimental_verify", "Enable experimental verification"),
+    ign("serialize_overlap", "Wait for in-flight IOs that collide to complete"),
+    ign("ioscheduler_set", "Whether fio may set the device's I/O scheduler"),
+    ign("exitall_error", "Terminate all jobs when one exits in error"),
+    ign("daemonize", "Run fio in the background"),
+];
+
+const VERIFY_VALUES: [(&str, &str); 19] = [
+    ("0", "Don't do IO verification"),
+    ("md5", "Use md5 checksums for verification"),
+    ("crc64", "Use crc64 checksums for verification"),
+    ("crc32", "Use crc32 checksums for verification"),
+    ("crc32c-intel", "Use crc32c checksums for verification (hw assisted, if available)"),
+    ("crc32c", "Use crc32c checksums for verification (hw assisted, if available)"),
+    ("crc16", "Use crc16 checksums for verification"),
+    ("crc7", "Use crc7 checksums for verification"),
+    ("sha1", "Use sha1 checksums for verification"),
+    ("sha256", "Use sha256 checksums for verification"),
+    ("sha512", "Use sha512 checksums for verification"),
+    ("sha3-224", "Use sha3-224 checksums for verification"),
+    ("sha3-256", "Use sha3-256 checksums for verification"),
+    ("sha3-384", "Use sha3-384 checksums for verification"),
+    ("sha3-512", "Use sha3-512 checksums for verification"),
+    ("xxhash", "Use xxhash checksums for verification"),
+    ("meta", "Use io_u meta data for verification"),
+    ("pattern", "Verify strict pattern"),
+    ("null", "Pretend to verify"),
+];
+
+impl OptionDesc {
+    const fn with_set(mut self, set: Setter) -> Self {
+        self.set = set;
+        self
+    }
+}
+
+/// All options, in table order.
+pub fn options() -> &'static [OptionDesc] {
+    OPTIONS
+}
+
+/// Look an option up by name or alias (case-sensitive, as fio's `o_match`).
+pub fn find_option(name: &str) -> Option<&'static OptionDesc> {
+    OPTIONS.iter().find(|o| o.matches(name))
+}
+
+/// The known option name (or alias) nearest to `name`, if it is close enough to be a likely
+/// typo: optimal-string-alignment distance (a transposition counts 1) of at most half the
+/// length, fio's `string_distance_ok` threshold. Ties go to the first in table order.
+pub fn suggest(name: &str) -> Option<&'static str> {
+    let len = name.chars().count();
+    if len == 0 || len > 64 {
+        return None;
+    }
+    let mut best: Option<(usize, &'static str)> = None;
+    for o in OPTIONS {
+        for cand in std::iter::once(&o.name).chain(o.aliases.iter()) {
+            let d = osa_distance(name, cand);
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, cand));
+            }
+        }
+    }
+    best.filter(|&(d, _)| d <= len.div_ceil(2)).map(|(_, n)| n)
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
+fn osa_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        d[i * w] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(w) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+/// "unknown option 'x'" plus a suggestion when there is a close one.
+pub(crate) fn unknown_option_message(name: &str) -> String {
+    match suggest(name) {
+        Some(s) => format!("unknown option '{name}' (did you mean '{s}'?)"),
+        None => format!("unknown option '{name}'"),
+    }
+}
+
+/// Apply one option to a spec. `value` None = the key was given bare.
+pub(crate) fn apply_option(
+    spec: &mut JobSpec,
+    opt: &'static OptionDesc,
+    value: Option<&str>,
+) -> Result<(), String> {
+    let v = match value {
+        Some(v) => v,
+        None if opt.kind.bare_ok() || opt.support != Support::Modelled => "1",
+        None => return Err(format!("requires a value ({})", opt.kind.help())),
+    };
+    (opt.set)(spec, opt, v)
+}
+
+/// Cross-option fix-ups after a job's options are all applied (fio `fixup_options` in
+/// init.c, reduced to what the spec needs). Safe to call again after overrides.
+pub(crate) fn finalize(spec: &mut JobSpec) {
+    // fio prints this from backend.c when a sync engine meets iodepth > 1; we keep the
+    // configured iodepth (it is printed in the job header) and note the cap.
+    const SYNC_NOTE: &str = "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1";
+    spec.notes.retain(|n| n != SYNC_NOTE);
+    if spec.ioengine.is_sync() && spec.iodepth > 1 && !spec.io_submit_offload {
+        spec.notes.push(SYNC_NOTE.to_string());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setters. Each validates its value and stores it; the message says what was expected.
+
+/// Add a note once (jobs inherit global notes, and an option may be repeated).
+pub(crate) fn add_note(spec: &mut JobSpec, note: String) {
+    if !spec.notes.contains(&note) {
+        spec.notes.push(note);
+    }
+}
+
+fn set_ignored(j: &mut JobSpec, o: &'static OptionDesc, _v: &str) -> Result<(), String> {
+    let note = match o.support {
+        Support::NoMeaning => format!("note: option '{}' has no meaning in a simulation; ignored", o.name),
+        _ => format!("note: option '{}' is not modelled by blksim; ignored", o.name),
+    };
+    add_note(j, note);
+    Ok(())
+}
+
+fn nonempty(v: &str) -> Result<&str, String> {
+    let t = v.trim();
+    if t.is_empty() {
+        Err("missing value".into())
+    } else {
+        Ok(t)
+    }
+}
+
+fn invalid_choice(v: &str, o: &OptionDesc) -> String {
+    let valid: Vec<&str> = o.values.iter().map(|(n, _)| *n).collect();
+    format!("invalid value '{}' (valid: {})", v.trim(), valid.join(", "))
+}
+
+fn u32_of(v: &str, kb: u32, min: u64, max: u64) -> Result<u32, String> {
+    let n = parse_uint(v, kb, max.min(u64::from(u32::MAX)))?;
+    if n < min {
+        return Err(format!("value {n} out of range (min {min})"));
+    }
+    Ok(n as u32)
+}
+
+/// Apply `f` to each direction named by a `read,write,trim` list.
+fn each_ddir(v: &str, mut f: impl FnMut(usize, &str) -> Result<(), String>) -> Result<(), String> {
+    let parts = split_ddir(v)?;
+    for (d, p) in parts.iter().enumerate() {
+        if let Some(p) = p {
+            f(d, p)?;
+        }
+    }
+    Ok(())
+}
+
+const DDIR_NAMES: [&str; 3] = ["reads", "writes", "trims"];
+
+/// Upper bound on queue depths and batch sizes: a sanity limit for the simulator (fio's
+/// limit is UINT_MAX); 65536 is far above any device queue.
+const MAX_DEPTH: u64 = 65_536;
+
+fn set_name(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.name = nonempty(v)?.to_string();
+    Ok(())
+}
+
+fn set_description(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.description = Some(v.trim().to_string());
+    Ok(())
+}
+
+fn set_numjobs(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio refuses more than REAL_MAX_JOBS (4096) jobs in total.
+    j.numjobs = u32_of(v, j.kb_base, 1, 4096)?;
+    Ok(())
+}
+
+fn set_stonewall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.stonewall = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_new_group(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.new_group = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_thread(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.thread = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_loops(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.loops = u32_of(v, j.kb_base, 1, u64::from(u32::MAX))?;
+    Ok(())
+}
+
+fn set_filename(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.filename = Some(nonempty(v)?.to_string());
+    Ok(())
+}
+
+fn set_directory(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.directory = Some(nonempty(v)?.to_string());
+    Ok(())
+}
+
+fn set_nrfiles(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.nrfiles = u32_of(v, j.kb_base, 1, 1 << 20)?;
+    Ok(())
+}
+
+fn set_filesize(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let (lo, hi) = parse_range(v, |s| parse_size(s, kb))?;
+    j.filesize = if lo == 0 { None } else { Some(lo) };
+    if lo != hi {
+        add_note(
+            j,
+            format!(
+                "note: option '{}': a range picks a random size per file in fio; blksim uses the low end ({lo} bytes)",
+                o.name
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn set_direct(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.direct = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_buffered(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.direct = !parse_bool(v)?;
+    Ok(())
+}
+
+fn set_ioscheduler(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.ioscheduler = Some(nonempty(v)?.to_string());
+    Ok(())
+}
+
+fn set_rw(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio `str_rw_cb`: the `:N` postfix is a byte skip for sequential patterns and an I/O
+    // count between new random offsets for random ones; setting rw resets both.
+    let (pat, postfix) = match v.split_once(':') {
+        Some((p, s)) => (p.trim(), Some(s.trim())),
+        None => (v.trim(), None),
+    };
+    let rw = match pat {
+        "read" => RwPattern::Read,
+        "write" => RwPattern::Write,
+        "trim" => RwPattern::Trim,
+        "randread" => RwPattern::RandRead,
+        "randwrite" => RwPattern::RandWrite,
+        "randtrim" => RwPattern::RandTrim,
+        "rw" | "readwrite" => RwPattern::ReadWrite,
+        "randrw" => RwPattern::RandRw,
+        "trimwrite" => RwPattern::TrimWrite,
+        "randtrimwrite" => RwPattern::RandTrimWrite,
+        _ => return Err(invalid_choice(pat, o)),
+    };
+    j.rw = rw;
+    j.rw_seq_skip = 0;
+    j.rw_nr_random = 1;
+    if let Some(n) = postfix {
+        if n.is_empty() {
+            return Err(format!("missing number after '{pat}:'"));
+        }
+        if rw.is_random() {
+            j.rw_nr_random = u32_of(n, j.kb_base, 1, u64::from(u32::MAX))?;
+        } else {
+            j.rw_seq_skip = parse_signed_size(n, j.kb_base)?;
+        }
+    }
+    Ok(())
+}
+
+fn set_rw_sequencer(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.rw_sequencer_identical = match v.trim() {
+        "sequential" => false,
+        "identical" => true,
+        _ => return Err(invalid_choice(v, o)),
+    };
+    Ok(())
+}
+
+fn set_rwmixread(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio `str_rwmix_read_cb` sets both directions, so with both options the last one wins.
+    j.rwmixread = u32_of(v, j.kb_base, 0, 100)?;
+    Ok(())
+}
+
+fn set_rwmixwrite(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.rwmixread = 100 - u32_of(v, j.kb_base, 0, 100)?;
+    Ok(())
+}
+
+fn block_size(v: &str, kb: u32) -> Result<u64, String> {
+    let b = parse_size(v, kb)?;
+    if b == 0 {
+        return Err("block size must be greater than 0".into());
+    }
+    Ok(b)
+}
+
+/// fio keeps bs/bsrange (min_bs/max_bs) and bssplit apart, and `get_next_buflen` uses the
+/// split whenever one is set, so a later `bs` doesn't undo an inherited `bssplit`.
+fn set_fixed_or_range(j: &mut JobSpec, o: &OptionDesc, d: usize, lo: u64, hi: u64) {
+    if j.bs[d].split.is_empty() {
+        j.bs[d] = BsSpec { min: lo, max: hi, split: Vec::new() };
+    } else {
+        add_note(
+            j,
+            format!("note: option '{}' has no effect on {} because bssplit is set (bssplit takes precedence, as in fio)", o.name, DDIR_NAMES[d]),
+        );
+    }
+}
+
+fn set_bs(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut vals = [None; 3];
+    each_ddir(v, |d, p| {
+        vals[d] = Some(block_size(p, kb)?);
+        Ok(())
+    })?;
+    for (d, b) in vals.iter().enumerate() {
+        if let Some(b) = *b {
+            set_fixed_or_range(j, o, d, b, b);
+        }
+    }
+    Ok(())
+}
+
+fn set_bsrange(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut vals = [None; 3];
+    each_ddir(v, |d, p| {
+        vals[d] = Some(parse_range(p, |s| block_size(s, kb))?);
+        Ok(())
+    })?;
+    for (d, r) in vals.iter().enumerate() {
+        if let Some((lo, hi)) = *r {
+            set_fixed_or_range(j, o, d, lo, hi);
+        }
+    }
+    Ok(())
+}
+
+/// One direction of `bssplit` (fio `bssplit_ddir`): `bs/pct:bs/pct...`, at most 64 entries.
+/// Entries without a percentage share what is left equally; a total over 100 is an error.
+/// Entries are sorted by size as fio does, and whatever fio's integer shares leave over goes to
+/// the largest size, which is the entry fio's `get_next_buflen` falls through to.
+pub(crate) fn parse_bssplit(s: &str, kb: u32) -> Result<BsSpec, String> {
+    let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
+    for e in s.split(':').map(str::trim).filter(|e| !e.is_empty()) {
+        if entries.len() == 64 {
+            return Err("too many bssplit entries (at most 64 per direction)".into());
+        }
+        let (bs_s, pct_s) = e.split_once('/').unwrap_or((e, ""));
+        let bs = block_size(bs_s, kb)?;
+        let pct = if pct_s.trim().is_empty() {
+            None
+        } else {
+            Some(u32_of(pct_s, kb, 0, 100)?)
+        };
+        entries.push((bs, pct));
+    }
+    if entries.is_empty() {
+        return Err("empty bssplit".into());
+    }
+    let given: u32 = entries.iter().filter_map(|e| e.1).sum();
+    if given > 100 {
+        return Err(format!("bssplit percentages add up to {given}, more than 100"));
+    }
+    let missing = entries.iter().filter(|e| e.1.is_none()).count() as u32;
+    let share = if missing > 0 { (100 - given) / missing } else { 0 };
+    let mut split: Vec<BsSplit> =
+        entries.iter().map(|&(bs, p)| BsSplit { bs, pct: p.unwrap_or(share) }).collect();
+    split.sort_by_key(|e| e.bs);
+    let total: u32 = split.iter().map(|e| e.pct).sum();
+    if let Some(last) = split.last_mut() {
+        last.pct += 100 - total;
+    }
+    let min = split.iter().map(|e| e.bs).min().unwrap_or(4096);
+    let max = split.iter().map(|e| e.bs).max().unwrap_or(4096);
+    Ok(BsSpec { min, max, split })
+}
+
+fn set_bssplit(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut vals: [Option<BsSpec>; 3] = [None, None, None];
+    each_ddir(v, |d, p| {
+        vals[d] = Some(parse_bssplit(p, kb)?);
+        Ok(())
+    })?;
+    for (d, b) in vals.into_iter().enumerate() {
+        if let Some(b) = b {
+            j.bs[d] = b;
+        }
+    }
+    Ok(())
+}
+
+fn set_blockalign(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut vals = [None; 3];
+    each_ddir(v, |d, p| {
+        vals[d] = Some(parse_size(p, kb)?);
+        Ok(())
+    })?;
+    for (d, b) in vals.iter().enumerate() {
+        if let Some(b) = *b {
+            // 0 = unset: fio's fixup makes it the minimum block size.
+            j.blockalign[d] = if b == 0 { None } else { Some(b) };
+        }
+    }
+    Ok(())
+}
+
+fn set_bs_unaligned(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.bs_unaligned = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_size(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // size=0 is fio's "not set": use the file/device size.
+    j.size = match parse_size_or_pct(v, j.kb_base)? {
+        SizeOrPct::Bytes(0) => None,
+        s => Some(s),
+    };
+    Ok(())
+}
+
+fn set_io_size(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let n = parse_size(v, j.kb_base)?;
+    j.io_size = if n == 0 { None } else { Some(n) };
+    Ok(())
+}
+
+fn set_offset(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.offset = parse_size_or_pct(v, j.kb_base)?;
+    Ok(())
+}
+
+fn set_offset_increment(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    match parse_size_or_pct(v, j.kb_base)? {
+        SizeOrPct::Bytes(b) => {
+            j.offset_increment = b;
+            j.offset_increment_pct = None;
+        }
+        SizeOrPct::PctMilli(p) => {
+            j.offset_increment = 0;
+            j.offset_increment_pct = Some(p);
+        }
+    }
+    Ok(())
+}
+
+fn set_number_ios(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.number_ios = parse_size(v, j.kb_base)?;
+    Ok(())
+}
+
+const SYNC_ENGINES: [&str; 5] = ["sync", "psync", "vsync", "pvsync", "pvsync2"];
+const ASYNC_ENGINES: [&str; 3] = ["libaio", "io_uring", "posixaio"];
+/// fio engines blksim knows but can't simulate (their I/O isn't block I/O on one device, or
+/// needs special hardware).
+const OTHER_ENGINES: [&str; 40] = [
+    "mmap", "splice", "sg", "net", "netsplice", "cpuio", "rdma", "falloc", "e4defrag", "mtd",
+    "external", "filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete",
+    "dev-dax", "libpmem", "http", "nbd", "rados", "rbd", "windowsaio", "solarisaio", "guasi",
+    "binject", "gfapi", "gfapi_async", "libhdfs", "libiscsi", "nfs", "xnvme", "io_uring_cmd",
+    "libcufile", "ftruncate", "exec", "dfs", "libzbc", "pmemblk",
+];
+
+fn set_ioengine(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let t = nonempty(v)?;
+    // `external:/path/to.so` carries a path after the colon.
+    let name = t.split(':').next().unwrap_or(t).trim();
+    if let Some(n) = SYNC_ENGINES.iter().find(|n| **n == name) {
+        j.ioengine = IoEngine::Sync(n);
+    } else if let Some(n) = ASYNC_ENGINES.iter().find(|n| **n == name) {
+        j.ioengine = IoEngine::Async(n);
+    } else if name == "null" {
+        j.ioengine = IoEngine::Null;
+    } else {
+        let supported: Vec<&str> = o.values.iter().map(|(n, _)| *n).collect();
+        let what = if OTHER_ENGINES.contains(&name) { "is not supported by blksim" } else { "is unknown" };
+        return Err(format!("ioengine '{name}' {what} (supported: {})", supported.join(", ")));
+    }
+    Ok(())
+}
+
+fn set_iodepth(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.iodepth = u32_of(v, j.kb_base, 1, MAX_DEPTH)?;
+    Ok(())
+}
+
+fn set_iodepth_batch_submit(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.iodepth_batch_submit = u32_of(v, j.kb_base, 0, MAX_DEPTH)?;
+    Ok(())
+}
+
+fn set_iodepth_batch_complete_min(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.iodepth_batch_complete_min = u32_of(v, j.kb_base, 0, MAX_DEPTH)?;
+    Ok(())
+}
+
+fn set_iodepth_batch_complete_max(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.iodepth_batch_complete_max = u32_of(v, j.kb_base, 0, MAX_DEPTH)?;
+    Ok(())
+}
+
+fn set_iodepth_low(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.iodepth_low = Some(u32_of(v, j.kb_base, 0, MAX_DEPTH)?);
+    Ok(())
+}
+
+fn set_io_submit_mode(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.io_submit_offload = match v.trim() {
+        "inline" => false,
+        "offload" => true,
+        _ => return Err(invalid_choice(v, o)),
+    };
+    Ok(())
+}
+
+fn set_randrepeat(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.randrepeat = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_randseed(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.randseed = parse_size(v, j.kb_base)?;
+    j.randseed_set = true;
+    Ok(())
+}
+
+fn set_norandommap(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.norandommap = parse_bool(v)?;
+    Ok(())
+}
+
+/// `dist:value[:center]` (fio `str_random_distribution_cb` / `split_parse_distr`).
+fn dist_params(rest: Option<&str>, default: f64) -> Result<(f64, Option<f64>), String> {
+    let Some(rest) = rest else { return Ok((default, None)) };
+    let (val, center) = match rest.split_once(':') {
+        Some((v, c)) => (v, Some(c)),
+        None => (rest, None),
+    };
+    let val = parse_float(val)?;
+    let center = match center {
+        Some(c) => {
+            let c = parse_float(c)?;
+            if !(0.0..=1.0).contains(&c) {
+                return Err(format!("distribution center {c} out of range (0 <= center <= 1.0)"));
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    Ok((val, center))
+}
+
+/// One direction of `zoned:`/`zoned_abs:` (fio `zone_split_ddir`): `pct/range:...`, at most
+/// 256 zones. Access percentages must add up to exactly 100; a zone with a blank range (or
+/// blank percentage) shares what is left.
+fn parse_zones(s: &str, kb: u32, absolute: bool) -> Result<(Vec<Zone>, Vec<ZoneAbs>), String> {
+    let mut raw: Vec<(Option<u32>, Option<u64>)> = Vec::new();
+    for e in s.split(':').map(str::trim).filter(|e| !e.is_empty()) {
+        if raw.len() == 256 {
+            return Err("too many zones (at most 256 per direction)".into());
+        }
+        let (p, r) = e.split_once('/').unwrap_or((e, ""));
+        let pct = if p.trim().is_empty() { None } else { Some(u32_of(p, kb, 0, 100)?) };
+        let range = if r.trim().is_empty() {
+            None
+        } else if absolute {
+            Some(parse_size(r, kb)?)
+        } else {
+            Some(u64::from(u32_of(r.trim().trim_end_matches('%'), kb, 0, 100)?))
+        };
+        raw.push((pct, range));
+    }
+    if raw.is_empty() {
+        return Err("no zones given".into());
+    }
+    let perc: u32 = raw.iter().filter_map(|z| z.0).sum();
+    let sperc: u64 = if absolute { 0 } else { raw.iter().filter_map(|z| z.1).sum() };
+    if perc > 100 || sperc > 100 {
+        return Err("zone percentages add up to more than 100%".into());
+    }
+    let perc_missing = raw.iter().filter(|z| z.0.is_none()).count() as u32;
+    let sperc_missing = raw.iter().filter(|z| z.1.is_none()).count() as u64;
+    let perc_share = if perc_missing > 0 { (100 - perc) / perc_missing } else { 0 };
+    let total: u32 = perc + perc_share * perc_missing;
+    if total < 100 && perc_missing == 0 {
+        return Err(format!("access percentages don't add up to 100 for the zoned distribution (got {perc})"));
+    }
+    let sperc_share = if sperc_missing > 0 { (100 - sperc) / sperc_missing } else { 0 };
+    let mut zones = Vec::new();
+    let mut abs = Vec::new();
+    for (p, r) in raw {
+        let access_pct = p.unwrap_or(perc_share);
+        if absolute {
+            let size = r.ok_or("zoned_abs needs a size for every zone (pct/size)")?;
+            abs.push(ZoneAbs { access_pct, size });
+        } else {
+            zones.push(Zone { access_pct, size_pct: r.unwrap_or(sperc_share) as u32 });
+        }
+    }
+    Ok((zones, abs))
+}
+
+fn set_random_distribution(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let t = nonempty(v)?;
+    let (kind, rest) = match t.split_once(':') {
+        Some((k, r)) => (k.trim(), Some(r.trim())),
+        None => (t, None),
+    };
+    j.random_distribution = match kind {
+        "random" => RandomDistribution::Random,
+        "zipf" => {
+            // fio's FIO_DEF_ZIPF is 1.1.
+            let (theta, center) = dist_params(rest, 1.1)?;
+            if theta == 1.0 || theta <= 0.0 {
+                return Err("zipf theta must be greater than 0 and different from 1.0".into());
+            }
+            RandomDistribution::Zipf { theta, center: center.unwrap_or(0.0) }
+        }
+        "pareto" => {
+            // fio's FIO_DEF_PARETO is 0.2.
+            let (h, center) = dist_params(rest, 0.2)?;
+            if h <= 0.0 || h >= 1.0 {
+                return Err("pareto input out of range (0 < input < 1.0)".into());
+            }
+            RandomDistribution::Pareto { h, center: center.unwrap_or(0.0) }
+        }
+        "normal" => {
+            let (dev_pct, center) = dist_params(rest, 0.0)?;
+            if !(0.0..100.0).contains(&dev_pct) {
+                return Err("normal deviation out of range (0 <= input < 100.0)".into());
+            }
+            RandomDistribution::Normal { dev_pct, center: center.unwrap_or(0.5) }
+        }
+        "zoned" | "zoned_abs" => {
+            let absolute = kind == "zoned_abs";
+            let rest = rest.ok_or_else(|| format!("{kind} needs zones ({kind}:pct/range:...)"))?;
+            let kb = j.kb_base;
+            let mut z: [Vec<Zone>; 3] = Default::default();
+            let mut za: [Vec<ZoneAbs>; 3] = Default::default();
+            // fio `str_split_parse`: one list for all directions unless commas separate them;
+            // a direction not given keeps no zones (uniform).
+            each_ddir(rest, |d, p| {
+                let (zs, abs) = parse_zones(p, kb, absolute)?;
+                z[d] = zs;
+                za[d] = abs;
+                Ok(())
+            })?;
+            if absolute {
+                RandomDistribution::ZonedAbs { zones: za }
+            } else {
+                RandomDistribution::Zoned { zones: z }
+            }
+        }
+        "sequence" => {
+            return Err("random_distribution 'sequence' is not supported (new in fio 3.42, not in fio 3.33 which blksim follows)".into())
+        }
+        _ => return Err(invalid_choice(kind, o)),
+    };
+    Ok(())
+}
+
+fn set_percentage_random(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.percentage_random;
+    each_ddir(v, |d, p| {
+        out[d] = u32_of(p, kb, 0, 100)?;
+        Ok(())
+    })?;
+    j.percentage_random = out;
+    Ok(())
+}
+
+fn set_percentage_sequential(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.percentage_random;
+    each_ddir(v, |d, p| {
+        out[d] = 100 - u32_of(p, kb, 0, 100)?;
+        Ok(())
+    })?;
+    j.percentage_random = out;
+    Ok(())
+}
+
+fn set_random_generator(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    match v.trim() {
+        // blksim always uses fio's tausworthe generator; tausworthe64 is what fio picks by
+        // itself for regions over 2^32 blocks, so both are honoured.
+        "tausworthe" | "tausworthe64" => Ok(()),
+        "lfsr" => {
+            add_note(j, "note: option 'random_generator=lfsr' is not modelled by blksim; using tausworthe".into());
+            Ok(())
+        }
+        _ => Err(invalid_choice(v, o)),
+    }
+}
+
+fn set_zonemode(_: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    match v.trim() {
+        "none" => Ok(()),
+        m @ ("strided" | "zbd") => Err(format!("zonemode '{m}' is not supported by blksim (only 'none')")),
+        m => Err(format!("invalid value '{m}' (valid: none, strided, zbd)")),
+    }
+}
+
+fn set_file_service_type(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let t = v.trim();
+    let kind = t.split(':').next().unwrap_or(t);
+    match kind {
+        // With one file (the usual case for a block device) the service type is moot.
+        "roundrobin" => Ok(()),
+        "random" | "sequential" | "zipf" | "pareto" | "normal" | "gauss" => set_ignored(j, o, v),
+        _ => Err(format!(
+            "invalid value '{t}' (valid: random, roundrobin, sequential, zipf, pareto, normal)"
+        )),
+    }
+}
+
+fn set_runtime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.runtime_ns = parse_time_ns(v, NS_PER_SEC)?;
+    Ok(())
+}
+
+fn set_time_based(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.time_based = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_ramp_time(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.ramp_time_ns = parse_time_ns(v, NS_PER_SEC)?;
+    Ok(())
+}
+
+fn set_startdelay(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.startdelay_ns = parse_range(v, |s| parse_time_ns(s, NS_PER_SEC))?;
+    Ok(())
+}
+
+fn set_rate(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.rate;
+    each_ddir(v, |d, p| {
+        out[d] = parse_size(p, kb)?;
+        Ok(())
+    })?;
+    j.rate = out;
+    Ok(())
+}
+
+fn set_rate_iops(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.rate_iops;
+    each_ddir(v, |d, p| {
+        out[d] = parse_uint(p, kb, u64::from(u32::MAX))?;
+        Ok(())
+    })?;
+    j.rate_iops = out;
+    Ok(())
+}
+
+fn set_rate_process(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.rate_poisson = match v.trim() {
+        "linear" => false,
+        "poisson" => true,
+        _ => return Err(invalid_choice(v, o)),
+    };
+    Ok(())
+}
+
+fn set_thinktime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.thinktime_ns = parse_time_ns(v, NS_PER_US)?;
+    Ok(())
+}
+
+fn set_thinktime_blocks(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.thinktime_blocks = u32_of(v, j.kb_base, 1, u64::from(u32::MAX))?;
+    Ok(())
+}
+
+fn set_fsync(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.fsync = u32_of(v, j.kb_base, 0, u64::from(u32::MAX))?;
+    Ok(())
+}
+
+fn set_fdatasync(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.fdatasync = u32_of(v, j.kb_base, 0, u64::from(u32::MAX))?;
+    Ok(())
+}
+
+fn set_end_fsync(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.end_fsync = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_group_reporting(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.group_reporting = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_kb_base(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio `kb_base_verify`.
+    j.kb_base = match v.trim() {
+        "1024" => 1024,
+        "1000" => 1000,
+        t => return Err(format!("invalid value '{t}' (kb_base must be 1000 or 1024)")),
+    };
+    Ok(())
+}
+
+fn set_unit_base(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.unit_base = match v.trim() {
+        "0" => 0,
+        "1" => 1,
+        "8" => 8,
+        _ => return Err(invalid_choice(v, o)),
+    };
+    Ok(())
+}
+
+fn set_unified_rw_reporting(
+    j: &mut JobSpec,
+    o: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    // fio accepts 0/1/2 for compatibility with the old boolean form.
+    j.unified_rw_reporting = match v.trim() {
+        "none" | "0" => "none",
+        "mixed" | "1" => "mixed",
+        "both" | "2" => "both",
+        _ => return Err(invalid_choice(v, o)),
+    }
+    .to_string();
+    Ok(())
+}
+
+fn set_gtod_reduce(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio `str_gtod_reduce_cb`: turning it on disables all latency percentiles too.
+    let on = parse_bool(v)?;
+    j.gtod_reduce = on;
+    if on {
+        j.clat_percentiles = false;
+        j.lat_percentiles = false;
+        j.slat_percentiles = false;
+    }
+    Ok(())
+}
+
+fn set_clat_percentiles(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.clat_percentiles = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_lat_percentiles(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.lat_percentiles = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_slat_percentiles(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.slat_percentiles = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_percentile_list(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio FIO_OPT_FLOAT_LIST with maxlen FIO_IO_U_LIST_MAX_LEN (20), values 0..=100.
+    let mut list = Vec::new();
+    for p in nonempty(v)?.split(':') {
+        if list.len() == 20 {
+            return Err("too many percentiles (at most 20)".into());
+        }
+        let f = parse_float(p)?;
+        if !(0.0..=100.0).contains(&f) {
+            return Err(format!("percentile {f} out of range (0 to 100)"));
+        }
+        list.push(f);
+    }
+    j.percentile_list = list;
+    Ok(())
+}
+
+fn set_verify(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let t = v.trim();
+    if !o.values.iter().any(|(n, _)| *n == t) {
+        return Err(invalid_choice(t, o));
+    }
+    j.verify = if t == "0" { None } else { Some(t.to_string()) };
+    Ok(())
+}
+
+fn set_do_verify(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.do_verify = parse_bool(v)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// --cmdhelp
+
+fn support_text(s: Support) -> &'static str {
+    match s {
+        Support::Modelled => "modelled",
+        Support::NoMeaning => "accepted and ignored (no meaning in a simulation)",
+        Support::NotModelled => "accepted and ignored (not modelled by blksim)",
+    }
+}
+
+fn describe(o: &OptionDesc, out: &mut String) {
+    use std::fmt::Write;
+    let _ = writeln!(out, "{:>20}: {}", o.name, o.help);
+    if !o.aliases.is_empty() {
+        let _ = writeln!(out, "{:>20}: {}", "alias", o.aliases.join(", "));
+    }
+    let _ = writeln!(out, "{:>20}: {}", "type", o.kind.help());
+    let def = if o.default.is_empty() { "no default" } else { o.default };
+    let _ = writeln!(out, "{:>20}: {}", "default", def);
+    let _ = writeln!(out, "{:>20}: {}", "category", o.category.name());
+    let _ = writeln!(out, "{:>20}: {}", "blksim", support_text(o.support));
+    for (i, (v, h)) in o.values.iter().enumerate() {
+        let label = if i == 0 { "valid values" } else { "" };
+        let _ = writeln!(out, "{label:>20}: {v:<10} {h}");
+    }
+}
+
+/// Help text like `fio --cmdhelp[=opt]`. `None` or `"all"` lists every option with its
+/// one-line help; a name (or alias) gives the details of that option. An unknown name is an
+/// error that names the closest option.
+pub fn cmdhelp(name: Option<&str>) -> Result<String, String> {
+    use std::fmt::Write;
+    let mut out = String::new();
+    match name {
+        None | Some("all") => {
+            for o in OPTIONS {
+                let mark = match o.support {
+                    Support::Modelled => "",
+                    Support::NoMeaning => " [ignored: no meaning in a simulation]",
+                    Support::NotModelled => " [ignored: not modelled]",
+                };
+                let _ = writeln!(out, "{:<24}: {}{}", o.name, o.help, mark);
+            }
+            Ok(out)
+        }
+        Some(n) => match find_option(n) {
+            Some(o) => {
+                describe(o, &mut out);
+                Ok(out)
+            }
+            None => {
+                let mut msg = format!("No such command: {n}");
+                if let Some(s) = suggest(n) {
+                    let _ = write!(msg, " (did you mean '{s}'?)");
+                }
+                Err(msg)
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_consistent() {
+        let mut seen = std::collections::BTreeSet::new();
+        for o in OPTIONS {
+            assert!(seen.insert(o.name), "duplicate option {}", o.name);
+            for a in o.aliases {
+                assert!(seen.insert(a), "duplicate alias {a}");
+            }
+            assert!(!o.help.is_empty(), "{} has no help", o.name);
+        }
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(suggest("iodepht"), Some("iodepth"));
+        assert_eq!(suggest("runtim"), Some("runtime"));
+        assert_eq!(suggest("rwmixred"), Some("rwmixread"));
+        assert_eq!(suggest("xyzzyplugh"), None);
+    }
+
+    #[test]
+    fn cmdhelp_all_and_one() {
+        let all = cmdhelp(None).unwrap();
+        assert!(all.contains("iodepth"));
+        assert!(all.lines().count() >= OPTIONS.len());
+        let one = cmdhelp(Some("bs")).unwrap();
+        assert!(one.contains("blocksize"));
+        assert!(one.contains("default: 4096"));
+        let alias = cmdhelp(Some("timeout")).unwrap();
+        assert!(alias.contains("runtime"));
+        let err = cmdhelp(Some("iodepht")).unwrap_err();
+        assert!(err.contains("did you mean 'iodepth'"), "{err}");
+    }
+
+    #[test]
+    fn bssplit_rules() {
+        let b = parse_bssplit("4k/50:1k/:32k/", 1024).unwrap();
+        let got: Vec<(u64, u32)> = b.split.iter().map(|e| (e.bs, e.pct)).collect();
+        assert_eq!(got, vec![(1024, 25), (4096, 50), (32768, 25)]);
+        assert_eq!((b.min, b.max), (1024, 32768));
+        assert!(parse_bssplit("4k/60:8k/50", 1024).unwrap_err().contains("more than 100"));
+        // Three blanks share 100 as 33/33/33; the leftover 1% goes to the largest size.
+        let b = parse_bssplit("4k/:8k/:16k/", 1024).unwrap();
+        let got: Vec<u32> = b.split.iter().map(|e| e.pct).collect();
+        assert_eq!(got, vec![33, 33, 34]);
+    }
+}

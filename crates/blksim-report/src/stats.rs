@@ -1,0 +1,926 @@
+//! Per-job statistics, fed by the simulation engine in virtual time.
+//!
+//! Mirrors fio's `struct thread_stat` and the functions that fill it: `add_stat_sample`
+//! (Welford), `add_clat_sample` / `add_slat_sample` / `add_lat_sample`,
+//! `io_u_mark_latency`, `io_u_mark_depth`, `io_u_mark_submit` / `io_u_mark_complete`,
+//! `__add_samples` (bw / iops windows) and, for group_reporting, `sum_thread_stats`.
+//! Everything is fixed-size after `JobStats::new`; recording an I/O never allocates.
+
+use crate::hist::{LatHist, DEFAULT_PERCENTILES};
+
+/// Direction indexes, as fio's `enum fio_ddir`.
+pub const DDIR_READ: usize = 0;
+pub const DDIR_WRITE: usize = 1;
+pub const DDIR_TRIM: usize = 2;
+/// Number of read/write/trim directions (`DDIR_RWDIR_CNT`).
+pub const DDIR_RWDIR_CNT: usize = 3;
+
+/// `FIO_IO_U_MAP_NR`: depth / submit / complete distributions have 7 buckets.
+pub const IO_U_MAP_NR: usize = 7;
+/// `FIO_IO_U_LAT_N_NR`, `FIO_IO_U_LAT_U_NR`, `FIO_IO_U_LAT_M_NR`.
+pub const LAT_N_NR: usize = 10;
+pub const LAT_U_NR: usize = 10;
+pub const LAT_M_NR: usize = 12;
+
+/// fio's `LOG_MSEC_SLACK` on Linux: a bw/iops window may be closed up to 1 ms early.
+pub const LOG_MSEC_SLACK_MS: u64 = 1;
+
+/// Options that shape what is collected. Plain data; `Default` is fio's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatsOptions {
+    /// `percentile_list` (sorted ascending by `JobStats::new`, as fio's qsort does).
+    pub percentile_list: Vec<f64>,
+    /// `percentile_precision` (decimals in the normal output's percentile keys).
+    pub percentile_precision: u32,
+    /// `clat_percentiles` (default on), `lat_percentiles`, `slat_percentiles`.
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// Record submission latency. fio records none for sync engines (`FIO_SYNCIO`) and with
+    /// `disable_slat`; the engine knows which engine it models and sets this.
+    pub record_slat: bool,
+    /// `disable_clat`, `disable_lat`, `disable_bw_measurement`.
+    pub disable_clat: bool,
+    pub disable_lat: bool,
+    pub disable_bw: bool,
+    /// `gtod_reduce`: implies disable_slat/clat/lat/bw and no iops samples.
+    pub gtod_reduce: bool,
+    /// `bwavgtime` / `iopsavgtime` in ms (default 500).
+    pub bwavgtime_ms: u64,
+    pub iopsavgtime_ms: u64,
+    /// `ramp_time` in ns: completions before `start + ramp` are not counted and the
+    /// runtime and sampling clocks start at the end of the ramp (fio resets the stats then).
+    pub ramp_ns: u64,
+    /// `stats=0` turns all collection off.
+    pub stats: bool,
+}
+
+impl Default for StatsOptions {
+    fn default() -> Self {
+        StatsOptions {
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            record_slat: true,
+            disable_clat: false,
+            disable_lat: false,
+            disable_bw: false,
+            gtod_reduce: false,
+            bwavgtime_ms: 500,
+            iopsavgtime_ms: 500,
+            ramp_ns: 0,
+            stats: true,
+        }
+    }
+}
+
+/// fio's `struct io_stat`: min, max, Welford running mean and S, sample count, plus the
+/// histogram fio keeps beside it when percentiles are enabled for this statistic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatStat {
+    pub min: u64,
+    pub max: u64,
+    pub samples: u64,
+    pub mean: f64,
+    /// Welford's S (sum of squared deviations).
+    pub s: f64,
+    pub hist: Option<LatHist>,
+}
+
+impl Default for LatStat {
+    fn default() -> Self {
+        Self::new(false)
+    }
+}
+
+impl LatStat {
+    /// `init_thread_stat_min_vals`: min starts at ULONG_MAX.
+    pub fn new(with_hist: bool) -> Self {
+        LatStat {
+            min: u64::MAX,
+            max: 0,
+            samples: 0,
+            mean: 0.0,
+            s: 0.0,
+            hist: if with_hist {
+                Some(LatHist::new())
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Build from summary numbers (tests, imports). `stddev` is the sample stddev.
+    pub fn from_summary(min: u64, max: u64, mean: f64, stddev: f64, n: u64) -> Self {
+        let s = if n > 1 {
+            stddev * stddev * (n - 1) as f64
+        } else {
+            0.0
+        };
+        LatStat {
+            min: if n == 0 { u64::MAX } else { min },
+            max,
+            samples: n,
+            mean,
+            s,
+            hist: None,
+        }
+    }
+
+    /// `add_stat_sample` exactly (same operation order, so same doubles as fio).
+    #[inline]
+    pub fn add(&mut self, data: u64) {
+        self.add_stat_only(data);
+        if let Some(h) = self.hist.as_mut() {
+            h.add(data);
+        }
+    }
+
+    #[inline]
+    fn add_stat_only(&mut self, data: u64) {
+        let val = data as f64;
+        if data > self.max {
+            self.max = data;
+        }
+        if data < self.min {
+            self.min = data;
+        }
+        let delta = val - self.mean;
+        if delta != 0.0 {
+            self.mean += delta / (self.samples as f64 + 1.0);
+            self.s += delta * (val - self.mean);
+        }
+        self.samples += 1;
+    }
+
+    /// `calc_lat`: (min, max, mean, sample stddev), or None without samples.
+    pub fn calc(&self) -> Option<(u64, u64, f64, f64)> {
+        if self.samples == 0 {
+            return None;
+        }
+        let n = self.samples as f64;
+        let dev = if n > 1.0 {
+            (self.s / (n - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        Some((self.min, self.max, self.mean, dev))
+    }
+
+    pub fn stddev(&self) -> f64 {
+        self.calc().map(|c| c.3).unwrap_or(0.0)
+    }
+
+    /// `sum_stat(dst, src, false)` / `__sum_stat`: parallel-variance merge of two
+    /// latency statistics, plus the histogram sum `sum_thread_stats` does separately.
+    pub fn merge(&mut self, src: &LatStat) {
+        if let (Some(d), Some(s)) = (self.hist.as_mut(), src.hist.as_ref()) {
+            d.merge(s);
+        } else if self.hist.is_none() {
+            if let Some(s) = src.hist.as_ref() {
+                self.hist = Some(s.clone());
+            }
+        }
+        if src.samples == 0 {
+            return;
+        }
+        let first = self.samples == 0;
+        self.min = self.min.min(src.min);
+        self.max = self.max.max(src.max);
+        let (mean, s) = if first {
+            (src.mean, src.s)
+        } else {
+            let delta = src.mean - self.mean;
+            let ds = self.samples as f64;
+            let ss = src.samples as f64;
+            let mean = ((src.mean * ss) + (self.mean * ds)) / (ds + ss);
+            // fio: pow(delta, 2.0) * (dst->samples * src->samples) / (dst + src), the
+            // product of the counts done in integer arithmetic.
+            let prod = (self.samples.wrapping_mul(src.samples)) as f64;
+            let s = src.s + self.s + delta.powi(2) * prod / (self.samples + src.samples) as f64;
+            (mean, s)
+        };
+        self.samples += src.samples;
+        self.mean = mean;
+        self.s = s;
+    }
+
+    /// `sum_stat(dst, src, true)`: bw / iops statistics of a group are plain sums
+    /// (min, max, mean and S are added, so the group's bw is the sum of its jobs').
+    pub fn merge_pure_sum(&mut self, src: &LatStat) {
+        if src.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            self.min = src.min;
+            self.max = src.max;
+            self.samples = src.samples;
+            self.mean = src.mean;
+            self.s = src.s;
+        } else {
+            self.min += src.min;
+            self.max += src.max;
+            self.samples += src.samples;
+            self.mean += src.mean;
+            self.s += src.s;
+        }
+    }
+}
+
+/// Statistics of one direction (read, write or trim) of one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    /// `total_io_u`: I/Os counted for this direction (blksim counts at completion).
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    pub slat: LatStat,
+    pub clat: LatStat,
+    pub lat: LatStat,
+    /// KiB/s per `bwavgtime` window.
+    pub bw: LatStat,
+    /// I/Os per second per `iopsavgtime` window.
+    pub iops: LatStat,
+    /// `ts->runtime[ddir]` in ms (0 when the direction did no I/O).
+    pub runtime_ms: u64,
+    // Sampling state (fio's td->stat_io_bytes / stat_io_blocks).
+    stat_io_bytes: u64,
+    stat_io_blocks: u64,
+}
+
+impl DirStats {
+    fn new(o: &StatsOptions) -> Self {
+        DirStats {
+            io_bytes: 0,
+            total_ios: 0,
+            short_ios: 0,
+            drop_ios: 0,
+            slat: LatStat::new(o.slat_percentiles),
+            clat: LatStat::new(o.clat_percentiles),
+            lat: LatStat::new(o.lat_percentiles),
+            bw: LatStat::new(false),
+            iops: LatStat::new(false),
+            runtime_ms: 0,
+            stat_io_bytes: 0,
+            stat_io_blocks: 0,
+        }
+    }
+
+    /// A direction fio would print (`show_thread_status_normal`: io_bytes != 0).
+    pub fn has_io(&self) -> bool {
+        self.io_bytes != 0
+    }
+
+    /// `bw_bytes` = 1000 * io_bytes / runtime (bytes/s), 0 without runtime.
+    pub fn bw_bytes(&self) -> u64 {
+        if self.runtime_ms == 0 {
+            0
+        } else {
+            ((1000u128 * self.io_bytes as u128) / self.runtime_ms as u128) as u64
+        }
+    }
+
+    /// Integer IOPS as the normal output computes it.
+    pub fn iops_int(&self) -> u64 {
+        if self.runtime_ms == 0 {
+            0
+        } else {
+            1000 * self.total_ios / self.runtime_ms
+        }
+    }
+
+    /// JSON `iops`: `(1000.0 * total_io_u) / runt` in double.
+    pub fn iops_f64(&self) -> f64 {
+        if self.runtime_ms == 0 {
+            0.0
+        } else {
+            (1000.0 * self.total_ios as f64) / self.runtime_ms as f64
+        }
+    }
+
+    fn merge(&mut self, src: &DirStats) {
+        self.clat.merge(&src.clat);
+        self.slat.merge(&src.slat);
+        self.lat.merge(&src.lat);
+        self.bw.merge_pure_sum(&src.bw);
+        self.iops.merge_pure_sum(&src.iops);
+        self.io_bytes += src.io_bytes;
+        self.runtime_ms = self.runtime_ms.max(src.runtime_ms);
+        self.total_ios += src.total_ios;
+        self.short_ios += src.short_ios;
+        self.drop_ios += src.drop_ios;
+    }
+}
+
+/// One bw/iops window that has been closed but not yet committed: fio's helper thread
+/// does not get to sample a window that ends within `LOG_MSEC_SLACK` of the job's end
+/// (the job has stopped), which is why an N-second time_based job reports 2N-1 samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct PendingWindow {
+    active: bool,
+    end_ns: u64,
+    vals: [Option<u64>; DDIR_RWDIR_CNT],
+}
+
+/// Everything fio's `struct thread_stat` holds for one job (or, after `merge`, a group).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobStats {
+    pub opts: StatsOptions,
+    pub dir: [DirStats; DDIR_RWDIR_CNT],
+    /// fsync/fdatasync latency (`sync_stat`), with `io_u_sync_plat` when percentiles on.
+    pub sync: LatStat,
+    /// `total_io_u[DDIR_SYNC]`.
+    pub sync_total_ios: u64,
+    /// `io_u_map`: buckets 1, 2, 4, 8, 16, 32, >=64 of the queue depth at submission.
+    pub io_u_map: [u64; IO_U_MAP_NR],
+    /// `io_u_submit` / `io_u_complete`: buckets 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
+    pub io_u_submit: [u64; IO_U_MAP_NR],
+    pub io_u_complete: [u64; IO_U_MAP_NR],
+    pub total_submit: u64,
+    pub total_complete: u64,
+    /// `io_u_lat_n/u/m`: completion latency distribution, counted per I/O from the exact
+    /// clat value (`io_u_mark_latency`).
+    pub io_u_lat_n: [u64; LAT_N_NR],
+    pub io_u_lat_u: [u64; LAT_U_NR],
+    pub io_u_lat_m: [u64; LAT_M_NR],
+    /// CPU accounting; the simulator has no CPU model, the caller may fill these.
+    pub usr_time_ms: u64,
+    pub sys_time_ms: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+    /// `total_run_time` in ms (JSON `job_runtime`, the cpu% denominator).
+    pub total_run_time_ms: u64,
+    /// Virtual start of the job and (after `finish`) its end, ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    // Sampling clocks.
+    bw_sample_ns: u64,
+    iops_sample_ns: u64,
+    bw_pending: PendingWindow,
+    iops_pending: PendingWindow,
+    finished: bool,
+}
+
+impl JobStats {
+    /// Stats for a job starting at `start_ns` of virtual time.
+    pub fn new(start_ns: u64, opts: &StatsOptions) -> Self {
+        let mut o = opts.clone();
+        // calc_clat_percentiles qsorts the list in place; every later use sees it sorted.
+        o.percentile_list
+            .sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        o.percentile_list.truncate(crate::hist::LIST_MAX_LEN);
+        if o.gtod_reduce {
+            o.record_slat = false;
+            o.disable_clat = true;
+            o.disable_lat = true;
+            o.disable_bw = true;
+        }
+        let epoch = start_ns + o.ramp_ns;
+        let d = DirStats::new(&o);
+        JobStats {
+            dir: [d.clone(), d.clone(), d],
+            sync: LatStat::new(o.clat_percentiles || o.lat_percentiles),
+            sync_total_ios: 0,
+            io_u_map: [0; IO_U_MAP_NR],
+            io_u_submit: [0; IO_U_MAP_NR],
+            io_u_complete: [0; IO_U_MAP_NR],
+            total_submit: 0,
+            total_complete: 0,
+            io_u_lat_n: [0; LAT_N_NR],
+            io_u_lat_u: [0; LAT_U_NR],
+            io_u_lat_m: [0; LAT_M_NR],
+            usr_time_ms: 0,
+            sys_time_ms: 0,
+            ctx: 0,
+            majf: 0,
+            minf: 0,
+            total_run_time_ms: 0,
+            start_ns: epoch,
+            end_ns: epoch,
+            bw_sample_ns: epoch,
+            iops_sample_ns: epoch,
+            bw_pending: PendingWindow::default(),
+            iops_pending: PendingWindow::default(),
+            finished: false,
+            opts: o,
+        }
+    }
+
+    #[inline]
+    fn counting(&self, now_ns: u64) -> bool {
+        self.opts.stats && now_ns >= self.start_ns
+    }
+
+    /// A completed read/write/trim I/O (fio's `account_io_completion`): `bytes`
+    /// transferred, submission latency `slat_ns` (start to issue) and completion latency
+    /// `clat_ns` (issue to completion); total latency is `slat + clat`.
+    #[inline]
+    pub fn record_io(&mut self, ddir: usize, now_ns: u64, bytes: u64, slat_ns: u64, clat_ns: u64) {
+        debug_assert!(ddir < DDIR_RWDIR_CNT);
+        if !self.counting(now_ns) {
+            return;
+        }
+        // Close any bw/iops windows that ended before this completion.
+        self.advance_samples(now_ns);
+        let o = &self.opts;
+        let (record_slat, disable_lat, disable_clat) =
+            (o.record_slat, o.disable_lat, o.disable_clat);
+        let d = &mut self.dir[ddir];
+        if record_slat {
+            d.slat.add(slat_ns);
+        }
+        if !disable_lat {
+            d.lat.add(slat_ns + clat_ns);
+        }
+        if !disable_clat {
+            d.clat.add(clat_ns);
+        }
+        d.io_bytes += bytes;
+        d.total_ios += 1;
+        if !disable_clat {
+            self.mark_latency(clat_ns);
+        }
+    }
+
+    /// A short (partial) I/O, `short_io_u`.
+    pub fn record_short(&mut self, ddir: usize) {
+        self.dir[ddir].short_ios += 1;
+    }
+
+    /// A dropped I/O, `drop_io_u`.
+    pub fn record_drop(&mut self, ddir: usize) {
+        self.dir[ddir].drop_ios += 1;
+    }
+
+    /// A completed fsync/fdatasync (`add_sync_clat_sample`).
+    pub fn record_sync(&mut self, now_ns: u64, lat_ns: u64) {
+        if !self.counting(now_ns) {
+            return;
+        }
+        self.sync_total_ios += 1;
+        if !self.opts.disable_clat {
+            self.sync.add(lat_ns);
+        }
+    }
+
+    /// One I/O submitted with `cur_depth` I/Os in flight including itself
+    /// (`io_u_mark_depth(td, 1)`).
+    #[inline]
+    pub fn record_depth(&mut self, cur_depth: u32) {
+        self.record_depth_n(cur_depth, 1);
+    }
+
+    /// `io_u_mark_depth(td, nr)`: `nr` I/Os submitted at depth `cur_depth`.
+    #[inline]
+    pub fn record_depth_n(&mut self, cur_depth: u32, nr: u32) {
+        if !self.opts.stats {
+            return;
+        }
+        let idx = match cur_depth {
+            0 | 1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        self.io_u_map[idx] += nr as u64;
+    }
+
+    /// One submission call that queued `batch` I/Os (`io_u_mark_submit`).
+    #[inline]
+    pub fn record_submit(&mut self, batch: u32) {
+        if !self.opts.stats {
+            return;
+        }
+        self.io_u_submit[map_idx(batch)] += 1;
+        self.total_submit += 1;
+    }
+
+    /// One reap call that completed `batch` I/Os (`io_u_mark_complete`).
+    #[inline]
+    pub fn record_complete(&mut self, batch: u32) {
+        if !self.opts.stats {
+            return;
+        }
+        self.io_u_complete[map_idx(batch)] += 1;
+        self.total_complete += 1;
+    }
+
+    /// `io_u_mark_latency`: bucket the exact clat into ns / us / ms ranges.
+    #[inline]
+    fn mark_latency(&mut self, nsec: u64) {
+        // Labels 2,4,10,20,50,100,250,500,750,1000: bucket i holds [label(i-1), label(i)).
+        #[inline]
+        fn idx10(v: u64) -> usize {
+            match v {
+                0..=1 => 0,
+                2..=3 => 1,
+                4..=9 => 2,
+                10..=19 => 3,
+                20..=49 => 4,
+                50..=99 => 5,
+                100..=249 => 6,
+                250..=499 => 7,
+                500..=749 => 8,
+                _ => 9,
+            }
+        }
+        if nsec < 1000 {
+            self.io_u_lat_n[idx10(nsec)] += 1;
+        } else if nsec < 1_000_000 {
+            self.io_u_lat_u[idx10(nsec / 1000)] += 1;
+        } else {
+            let msec = nsec / 1_000_000;
+            let idx = match msec {
+                0..=999 => idx10(msec),
+                1000..=1999 => 10,
+                _ => 11,
+            };
+            self.io_u_lat_m[idx] += 1;
+        }
+    }
+
+    /// Close every bw / iops window whose boundary lies before `now_ns`.
+    fn advance_samples(&mut self, now_ns: u64) {
+        if !self.opts.gtod_reduce && !self.opts.disable_bw {
+            let w = self.opts.bwavgtime_ms * 1_000_000;
+            while w > 0 && self.bw_sample_ns + w < now_ns {
+                self.bw_sample_ns += w;
+                self.close_window(true, self.bw_sample_ns);
+            }
+        }
+        if !self.opts.gtod_reduce {
+            let w = self.opts.iopsavgtime_ms * 1_000_000;
+            while w > 0 && self.iops_sample_ns + w < now_ns {
+                self.iops_sample_ns += w;
+                self.close_window(false, self.iops_sample_ns);
+            }
+        }
+    }
+
+    /// `__add_samples` for one window of exactly `avg_time` ms: per direction, skip if no
+    /// bytes moved, else rate = delta * 1000 / spent (/ 1024 for bw, KiB/s).
+    fn close_window(&mut self, is_bw: bool, end_ns: u64) {
+        // Commit the previous window first: it was not the last one.
+        let pending = if is_bw {
+            self.bw_pending
+        } else {
+            self.iops_pending
+        };
+        if pending.active {
+            self.commit(is_bw, &pending);
+        }
+        let spent = if is_bw {
+            self.opts.bwavgtime_ms
+        } else {
+            self.opts.iopsavgtime_ms
+        };
+        let mut p = PendingWindow {
+            active: true,
+            end_ns,
+            vals: [None; DDIR_RWDIR_CNT],
+        };
+        for (ddir, d) in self.dir.iter_mut().enumerate() {
+            if is_bw {
+                let delta = d.io_bytes - d.stat_io_bytes;
+                if delta == 0 {
+                    continue;
+                }
+                p.vals[ddir] = Some(delta * 1000 / spent / 1024);
+                d.stat_io_bytes = d.io_bytes;
+            } else {
+                let delta = d.total_ios - d.stat_io_blocks;
+                if delta == 0 {
+                    continue;
+                }
+                p.vals[ddir] = Some(delta * 1000 / spent);
+                d.stat_io_blocks = d.total_ios;
+            }
+        }
+        if is_bw {
+            self.bw_pending = p;
+        } else {
+            self.iops_pending = p;
+        }
+    }
+
+    fn commit(&mut self, is_bw: bool, p: &PendingWindow) {
+        for (ddir, v) in p.vals.iter().enumerate() {
+            if let Some(v) = v {
+                if is_bw {
+                    self.dir[ddir].bw.add(*v);
+                } else {
+                    self.dir[ddir].iops.add(*v);
+                }
+            }
+        }
+        if is_bw {
+            self.bw_pending.active = false;
+        } else {
+            self.iops_pending.active = false;
+        }
+    }
+
+    /// End of the job at `end_ns`: close the sampling windows, set per-direction
+    /// runtimes (`update_runtime`: µs elapsed rounded up to ms, only for directions that
+    /// moved data) and `total_run_time`.
+    pub fn finish(&mut self, end_ns: u64) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let end_ns = end_ns.max(self.start_ns);
+        self.end_ns = end_ns;
+        self.advance_samples(end_ns);
+        let slack = LOG_MSEC_SLACK_MS * 1_000_000;
+        for is_bw in [true, false] {
+            let p = if is_bw {
+                self.bw_pending
+            } else {
+                self.iops_pending
+            };
+            if p.active && p.end_ns + slack < end_ns {
+                self.commit(is_bw, &p);
+            }
+        }
+        self.bw_pending.active = false;
+        self.iops_pending.active = false;
+        let elapsed_ns = end_ns - self.start_ns;
+        let elapsed_us = elapsed_ns / 1000;
+        let runtime_ms = elapsed_us.div_ceil(1000);
+        for d in self.dir.iter_mut() {
+            if d.io_bytes != 0 {
+                d.runtime_ms = runtime_ms;
+            }
+        }
+        self.total_run_time_ms = elapsed_ns / 1_000_000;
+    }
+
+    /// group_reporting: fold `src` into `self` (`sum_thread_stats`, unified_rw_reporting
+    /// off). Latency statistics merge with the parallel-variance formula, bw / iops
+    /// statistics are summed, runtimes take the max, counters add.
+    pub fn merge(&mut self, src: &JobStats) {
+        for (d, s) in self.dir.iter_mut().zip(src.dir.iter()) {
+            d.merge(s);
+        }
+        self.sync.merge(&src.sync);
+        self.usr_time_ms += src.usr_time_ms;
+        self.sys_time_ms += src.sys_time_ms;
+        self.ctx += src.ctx;
+        self.majf += src.majf;
+        self.minf += src.minf;
+        for k in 0..IO_U_MAP_NR {
+            self.io_u_map[k] += src.io_u_map[k];
+            self.io_u_submit[k] += src.io_u_submit[k];
+            self.io_u_complete[k] += src.io_u_complete[k];
+        }
+        for k in 0..LAT_N_NR {
+            self.io_u_lat_n[k] += src.io_u_lat_n[k];
+        }
+        for k in 0..LAT_U_NR {
+            self.io_u_lat_u[k] += src.io_u_lat_u[k];
+        }
+        for k in 0..LAT_M_NR {
+            self.io_u_lat_m[k] += src.io_u_lat_m[k];
+        }
+        self.sync_total_ios += src.sync_total_ios;
+        self.total_run_time_ms += src.total_run_time_ms;
+        self.total_submit += src.total_submit;
+        self.total_complete += src.total_complete;
+        self.start_ns = self.start_ns.min(src.start_ns);
+        self.end_ns = self.end_ns.max(src.end_ns);
+    }
+
+    /// Sum of read+write+trim `total_io_u` (`ddir_rw_sum`).
+    pub fn total_rw_ios(&self) -> u64 {
+        self.dir.iter().map(|d| d.total_ios).sum()
+    }
+
+    pub fn total_rw_bytes(&self) -> u64 {
+        self.dir.iter().map(|d| d.io_bytes).sum()
+    }
+
+    /// usr/sys cpu % as `show_thread_status_normal` computes them.
+    pub fn cpu_pct(&self) -> (f64, f64) {
+        if self.total_run_time_ms == 0 {
+            (0.0, 0.0)
+        } else {
+            let r = self.total_run_time_ms as f64;
+            (
+                self.usr_time_ms as f64 * 100.0 / r,
+                self.sys_time_ms as f64 * 100.0 / r,
+            )
+        }
+    }
+
+    /// `stat_calc_dist` over `io_u_map` with the rw I/O total.
+    pub fn depth_dist(&self) -> [f64; IO_U_MAP_NR] {
+        calc_dist(&self.io_u_map, self.total_rw_ios())
+    }
+
+    pub fn submit_dist(&self) -> [f64; IO_U_MAP_NR] {
+        calc_dist(&self.io_u_submit, self.total_submit)
+    }
+
+    pub fn complete_dist(&self) -> [f64; IO_U_MAP_NR] {
+        calc_dist(&self.io_u_complete, self.total_complete)
+    }
+
+    /// `stat_calc_lat_n/u/m`: percentages of the rw I/O total, non-zero below 0.01 shown
+    /// as 0.01.
+    pub fn lat_dist_n(&self) -> [f64; LAT_N_NR] {
+        calc_lat(&self.io_u_lat_n, self.total_rw_ios())
+    }
+
+    pub fn lat_dist_u(&self) -> [f64; LAT_U_NR] {
+        calc_lat(&self.io_u_lat_u, self.total_rw_ios())
+    }
+
+    pub fn lat_dist_m(&self) -> [f64; LAT_M_NR] {
+        calc_lat(&self.io_u_lat_m, self.total_rw_ios())
+    }
+}
+
+/// `__io_u_mark_map`.
+#[inline]
+fn map_idx(nr: u32) -> usize {
+    match nr {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+/// `stat_calc_dist`: non-zero buckets below 0.1% are shown as 0.1.
+pub fn calc_dist(map: &[u64; IO_U_MAP_NR], total: u64) -> [f64; IO_U_MAP_NR] {
+    let mut out = [0.0; IO_U_MAP_NR];
+    for i in 0..IO_U_MAP_NR {
+        if total != 0 {
+            let mut v = map[i] as f64 / total as f64;
+            v *= 100.0;
+            if v < 0.1 && map[i] != 0 {
+                v = 0.1;
+            }
+            out[i] = v;
+        }
+    }
+    out
+}
+
+/// `stat_calc_lat`.
+pub fn calc_lat<const N: usize>(src: &[u64; N], total: u64) -> [f64; N] {
+    let mut out = [0.0; N];
+    for i in 0..N {
+        if total != 0 {
+            let mut v = src[i] as f64 / total as f64;
+            v *= 100.0;
+            if v < 0.01 && src[i] != 0 {
+                v = 0.01;
+            }
+            out[i] = v;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn welford_matches_definition() {
+        let mut s = LatStat::new(true);
+        let xs = [5u64, 7, 9, 100, 3];
+        for x in xs {
+            s.add(x);
+        }
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<u64>() as f64 / n;
+        let var = xs.iter().map(|x| (*x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let (min, max, m, d) = s.calc().unwrap();
+        assert_eq!((min, max), (3, 100));
+        assert!((m - mean).abs() < 1e-12);
+        assert!((d - var.sqrt()).abs() < 1e-9);
+        assert_eq!(s.hist.as_ref().unwrap().total(), 5);
+    }
+
+    #[test]
+    fn merge_equals_single_stream() {
+        let mut a = LatStat::new(true);
+        let mut b = LatStat::new(true);
+        let mut all = LatStat::new(true);
+        for x in 0..1000u64 {
+            let v = x * x % 977 + 10;
+            if x % 3 == 0 {
+                a.add(v)
+            } else {
+                b.add(v)
+            }
+            all.add(v);
+        }
+        a.merge(&b);
+        assert_eq!(a.samples, all.samples);
+        assert_eq!((a.min, a.max), (all.min, all.max));
+        assert!((a.mean - all.mean).abs() < 1e-9);
+        assert!((a.stddev() - all.stddev()).abs() < 1e-9);
+        assert_eq!(a.hist, all.hist);
+    }
+
+    #[test]
+    fn pure_sum_merge() {
+        let mut a = LatStat::from_summary(10, 20, 15.0, 1.0, 3);
+        let b = LatStat::from_summary(1, 2, 1.5, 0.5, 3);
+        a.merge_pure_sum(&b);
+        assert_eq!((a.min, a.max, a.samples), (11, 22, 6));
+        assert_eq!(a.mean, 16.5);
+    }
+
+    #[test]
+    fn depth_submit_latency_buckets() {
+        let mut j = JobStats::new(0, &StatsOptions::default());
+        for d in [1, 2, 3, 4, 8, 16, 32, 64, 1000] {
+            j.record_depth(d);
+        }
+        assert_eq!(j.io_u_map, [1, 2, 1, 1, 1, 1, 2]);
+        for b in [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65] {
+            j.record_submit(b);
+        }
+        assert_eq!(j.io_u_submit, [1, 2, 2, 2, 2, 2, 1]);
+        assert_eq!(j.total_submit, 12);
+        for (i, c) in [
+            1u64,
+            3,
+            999,
+            1000,
+            1999,
+            2000,
+            999_999,
+            1_000_000,
+            2_500_000_000,
+        ]
+        .iter()
+        .enumerate()
+        {
+            j.record_io(0, 1 + i as u64, 4096, 0, *c);
+        }
+        assert_eq!(j.io_u_lat_n, [1, 1, 0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(j.io_u_lat_u, [2, 1, 0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(j.io_u_lat_m, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn bw_iops_windows() {
+        let o = StatsOptions::default();
+        // Short run: no samples.
+        let mut j = JobStats::new(0, &o);
+        for i in 0..100u64 {
+            j.record_io(0, i * 100_000, 4096, 100, 1000);
+        }
+        j.finish(23_000_000);
+        assert_eq!(j.dir[0].bw.samples, 0);
+        assert_eq!(j.dir[0].iops.samples, 0);
+        assert_eq!(j.dir[0].runtime_ms, 23);
+
+        // 2 s run, one 4 KiB I/O every 0.5 ms (2000 IOPS, 8000 KiB/s): 3 samples
+        // (the window ending at 2.000 s is within the slack of the end at 2.0005 s).
+        let mut j = JobStats::new(0, &o);
+        let mut t = 250_000u64;
+        while t < 2_000_000_000 {
+            j.record_io(0, t, 4096, 100, 1000);
+            t += 500_000;
+        }
+        j.finish(2_000_500_000);
+        let d = &j.dir[0];
+        assert_eq!(d.bw.samples, 3);
+        assert_eq!((d.bw.min, d.bw.max), (8000, 8000));
+        assert_eq!(d.iops.samples, 3);
+        assert_eq!(d.iops.mean, 2000.0);
+        assert_eq!(d.runtime_ms, 2001);
+        assert_eq!(j.dir[1].runtime_ms, 0);
+        assert_eq!(j.total_run_time_ms, 2000);
+    }
+
+    #[test]
+    fn ramp_time_excludes_early_io() {
+        let o = StatsOptions {
+            ramp_ns: 1_000_000,
+            ..Default::default()
+        };
+        let mut j = JobStats::new(0, &o);
+        j.record_io(1, 500_000, 4096, 0, 10);
+        j.record_io(1, 1_500_000, 4096, 0, 10);
+        j.finish(3_000_000);
+        assert_eq!(j.dir[1].total_ios, 1);
+        assert_eq!(j.dir[1].runtime_ms, 2);
+    }
+}

@@ -1,0 +1,1055 @@
+//! The event loop and the fio job tasks.
+//!
+//! A task is one fio job clone. It follows fio's `do_io` loop (`backend.c`): fill the queue
+//! with io_units, committing every `iodepth_batch_submit`; when the queue is full, reap at
+//! least `iodepth_batch_complete_min` completions and keep reaping while the depth is above
+//! `iodepth_low` (`wait_for_completions`); sync engines keep one I/O in flight whatever
+//! `iodepth` says. All CPU work is instantaneous on the ideal platform.
+
+use crate::platform::Platform;
+use blksim_block::queue::{BlkOut, BlkStats, BlkTraceRec, Submit};
+use blksim_block::request::{flags, IoPrioClass};
+use blksim_block::{Bio, BlkStatus, Driver, Op, RequestQueue};
+use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC};
+use blksim_job::{Ddir, JobSpec};
+use blksim_report::stats::{JobStats, StatsOptions};
+use blksim_workload::{IoGen, IoU, Region};
+
+/// Events are small plain values naming a component and an id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    /// A task starts (after `startdelay`, or when the jobs it waits for are done).
+    TaskStart(u32),
+    /// A task wakes from thinktime or a rate wait.
+    TaskWake(u32),
+    /// A task reaps the completions gathered at this instant (`io_u_queued_complete`).
+    TaskReap(u32),
+    /// A task woken from a tag wait retries its allocation.
+    TaskTagResume(u32),
+    /// kblockd runs a hardware queue (the `Ns` is when it was scheduled for, to drop stale
+    /// runs that were moved earlier).
+    HwRun(u16, Ns),
+    /// A driver timer.
+    Driver(u64),
+    /// A dispatch context blocked in `queue_rq` is woken.
+    DispatchResume(u32),
+    /// The elevator's timer.
+    ElvTimer(Ns),
+    /// Stopped hardware queues restart (null_blk throttle).
+    StartQueues,
+    /// A task's runtime is up.
+    TaskDeadline(u32),
+}
+
+impl Ev {
+    fn digest_words(self) -> (u64, u64) {
+        match self {
+            Ev::TaskStart(t) => (1, t as u64),
+            Ev::TaskWake(t) => (2, t as u64),
+            Ev::TaskReap(t) => (3, t as u64),
+            Ev::TaskTagResume(t) => (4, t as u64),
+            Ev::HwRun(h, at) => (5, (h as u64) << 48 ^ at),
+            Ev::Driver(p) => (6, p),
+            Ev::DispatchResume(i) => (7, i as u64),
+            Ev::ElvTimer(t) => (8, t),
+            Ev::StartQueues => (9, 0),
+            Ev::TaskDeadline(t) => (10, t as u64),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TaskState {
+    Waiting,
+    Running,
+    Done,
+}
+
+/// One fio io_u in flight.
+#[derive(Clone, Copy, Debug)]
+struct IoUnit {
+    ddir: Ddir,
+    offset: u64,
+    len: u64,
+    /// fio's `start_time` (io_u prepared) and `issue_time` (after submit).
+    start: Ns,
+    issue: Ns,
+    parts_left: u32,
+    /// A flush for fsync (`DDIR_SYNC`).
+    sync: bool,
+}
+
+struct Task {
+    spec: usize,
+    name: String,
+    groupid: u32,
+    cpu: u16,
+    gen: Option<IoGen>,
+    depth: u32,
+    batch_submit: u32,
+    complete_min: u32,
+    iodepth_low: u32,
+    stats: JobStats,
+    stats_opts: StatsOptions,
+    state: TaskState,
+    /// Jobs that must finish before this one starts (stonewall).
+    wait_for: Vec<u32>,
+    start_delay: Ns,
+    start_ns: Ns,
+    end_ns: Ns,
+    deadline: Option<Ns>,
+    deadline_hit: bool,
+    /// io_units submitted and not yet reaped (`cur_depth`).
+    in_flight: u32,
+    /// Completed, waiting for the reap at this instant.
+    completed: Vec<u32>,
+    reap_scheduled: bool,
+    /// Prepared, not yet committed (`io_u_queued`).
+    pending: Vec<u32>,
+    /// Bios not yet submitted because the task sleeps on a tag: (io_u, next part).
+    submit_cursor: Option<(usize, u32)>,
+    commit_batch: Vec<u32>,
+    blocked_tag: bool,
+    plugging: bool,
+    /// Queue was full; reap down to `iodepth_low` before refilling.
+    waiting_full: bool,
+    sleeping: bool,
+    held: Option<IoU>,
+    gen_done: bool,
+    ious: Slab<IoUnit>,
+    think_count: u32,
+    writes_since_fsync: u32,
+    fsync_every: u32,
+    fsync_due: bool,
+    end_fsync: bool,
+    end_fsync_done: bool,
+    wrote: bool,
+    sync_in_flight: bool,
+    thinktime_ns: Ns,
+    thinktime_blocks: u32,
+    rate_iops: [u64; 3],
+    rate_bps: [u64; 3],
+    rate_issued_ios: [u64; 3],
+    rate_issued_bytes: [u64; 3],
+    rate_poisson: bool,
+    rate_next: [Ns; 3],
+    rate_rng: blksim_core::Rng,
+    number_ios: u64,
+    issued: u64,
+    is_sync_engine: bool,
+    null_engine: bool,
+}
+
+/// What one task reports.
+pub struct TaskResult {
+    pub spec: usize,
+    pub name: String,
+    pub groupid: u32,
+    pub stats: JobStats,
+    pub start_ns: Ns,
+    pub end_ns: Ns,
+}
+
+/// Everything a run produced.
+pub struct SimOutput {
+    pub tasks: Vec<TaskResult>,
+    pub blk: BlkStats,
+    pub elevator: String,
+    pub driver: String,
+    pub driver_stats: Vec<(String, u64)>,
+    pub elevator_stats: Vec<(&'static str, u64)>,
+    pub digest: String,
+    pub events: u64,
+    pub end_ns: Ns,
+    /// Peak slots of the request and bio slabs (memory does not grow with I/O count).
+    pub peak_requests: usize,
+    pub peak_bios: usize,
+    pub capacity_bytes: u64,
+}
+
+pub struct Sim {
+    evq: EventQueue<Ev>,
+    queue: RequestQueue,
+    driver: Box<dyn Driver>,
+    out: BlkOut,
+    tasks: Vec<Task>,
+    platform: Platform,
+    digest: Digest,
+    elv_timer_at: Option<Ns>,
+    kblockd_runs: u64,
+    trace: Option<blksim_trace::BlktraceWriter>,
+    trace_error: Option<String>,
+    write_cache: bool,
+    capacity_bytes: u64,
+    max_events: u64,
+}
+
+const TOKEN_SHIFT: u32 = 32;
+
+impl Sim {
+    /// Build a simulation. `jobs` are the expanded job specs (numjobs → clones) with their
+    /// group ids and stonewall dependencies already resolved by [`crate::setup`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        specs: &[JobSpec],
+        clones: &[(usize, u32, u32, Vec<u32>)],
+        queue: RequestQueue,
+        driver: Box<dyn Driver>,
+        platform: Platform,
+        seed: u64,
+        trace: Option<blksim_trace::BlktraceWriter>,
+    ) -> Result<Sim, String> {
+        let capacity_bytes = driver.capacity_sectors() << 9;
+        if capacity_bytes == 0 {
+            return Err("device has zero capacity".into());
+        }
+        let write_cache = driver.write_cache();
+        let mut tasks = Vec::with_capacity(clones.len());
+        for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
+            let spec = &specs[*spec_idx];
+            let region = Region::resolve(spec, *clone, capacity_bytes)
+                .map_err(|e| format!("job '{}': {e}", spec.name))?;
+            let root = blksim_workload::workload_root_seed(spec, seed);
+            let streams = RngStreams::new(root);
+            let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
+            let gen = IoGen::try_new(spec, region, &streams, i)
+                .map_err(|e| format!("job '{}': {e}", spec.name))?;
+            let depth = spec.effective_depth();
+            let batch_submit = if spec.iodepth_batch_submit == 0 {
+                depth
+            } else {
+                spec.iodepth_batch_submit.min(depth)
+            };
+            let complete_min = spec.iodepth_batch_complete_min.min(depth);
+            let iodepth_low = spec.iodepth_low.unwrap_or(depth).min(depth);
+            let is_sync_engine = spec.ioengine.is_sync();
+            let opts = StatsOptions {
+                percentile_list: spec.percentile_list.clone(),
+                clat_percentiles: spec.clat_percentiles,
+                lat_percentiles: spec.lat_percentiles,
+                slat_percentiles: spec.slat_percentiles,
+                record_slat: !is_sync_engine,
+                gtod_reduce: spec.gtod_reduce,
+                ramp_ns: spec.ramp_time_ns,
+                ..StatsOptions::default()
+            };
+            let mut delay_rng = streams.stream(&format!("job{i}.startdelay"));
+            let (lo, hi) = spec.startdelay_ns;
+            let start_delay = if hi > lo {
+                delay_rng.range_inclusive(lo, hi)
+            } else {
+                lo
+            };
+            tasks.push(Task {
+                spec: *spec_idx,
+                name: spec.name.clone(),
+                groupid: *groupid,
+                cpu: (i % platform.nr_cpus.max(1) as usize) as u16,
+                gen: Some(gen),
+                depth,
+                batch_submit: batch_submit.max(1),
+                complete_min,
+                iodepth_low,
+                stats: JobStats::new(0, &opts),
+                stats_opts: opts,
+                state: TaskState::Waiting,
+                wait_for: wait_for.clone(),
+                start_delay,
+                start_ns: 0,
+                end_ns: 0,
+                deadline: None,
+                deadline_hit: false,
+                in_flight: 0,
+                completed: Vec::with_capacity(depth as usize),
+                reap_scheduled: false,
+                pending: Vec::with_capacity(depth as usize),
+                submit_cursor: None,
+                commit_batch: Vec::with_capacity(depth as usize),
+                blocked_tag: false,
+                plugging: false,
+                waiting_full: false,
+                sleeping: false,
+                held: None,
+                gen_done: false,
+                ious: Slab::new(),
+                think_count: 0,
+                writes_since_fsync: 0,
+                fsync_every: spec.fsync.max(spec.fdatasync),
+                fsync_due: false,
+                end_fsync: spec.end_fsync,
+                end_fsync_done: false,
+                wrote: false,
+                sync_in_flight: false,
+                thinktime_ns: spec.thinktime_ns,
+                thinktime_blocks: spec.thinktime_blocks.max(1),
+                rate_iops: spec.rate_iops,
+                rate_bps: spec.rate,
+                rate_issued_ios: [0; 3],
+                rate_issued_bytes: [0; 3],
+                rate_poisson: spec.rate_poisson,
+                rate_next: [0; 3],
+                rate_rng: streams.stream(&format!("job{i}.rate")),
+                number_ios: spec.number_ios,
+                issued: 0,
+                is_sync_engine,
+                null_engine,
+            });
+        }
+        let mut out = BlkOut::default();
+        out.tracing = trace.is_some();
+        out.drv.tracing = trace.is_some();
+        let mut sim = Sim {
+            evq: EventQueue::new(),
+            queue,
+            driver,
+            out,
+            tasks,
+            platform,
+            digest: Digest::default(),
+            elv_timer_at: None,
+            kblockd_runs: 0,
+            trace,
+            trace_error: None,
+            write_cache,
+            capacity_bytes,
+            max_events: u64::MAX,
+        };
+        for t in 0..sim.tasks.len() {
+            if sim.tasks[t].wait_for.is_empty() {
+                let d = sim.tasks[t].start_delay;
+                sim.evq.push(d, Ev::TaskStart(t as u32));
+            }
+        }
+        Ok(sim)
+    }
+
+    /// Stop after this many events (a guard for runaway configurations in tests).
+    pub fn set_max_events(&mut self, n: u64) {
+        self.max_events = n;
+    }
+
+    /// Run to completion.
+    pub fn run(mut self) -> Result<SimOutput, String> {
+        let mut handled: u64 = 0;
+        while let Some((now, ev)) = self.evq.pop() {
+            handled += 1;
+            if handled > self.max_events {
+                return Err(format!(
+                    "stopped after {} events at t={now} ns (--max-events)",
+                    self.max_events
+                ));
+            }
+            let (k, id) = ev.digest_words();
+            self.digest.event(now, k, id);
+            self.handle(now, ev);
+            self.drain(now);
+            if let Some(e) = self.trace_error.take() {
+                return Err(e);
+            }
+        }
+        let end = self.evq.now();
+        self.queue.account_until(end);
+        // Nothing may be lost: every request completed, every task finished.
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.state != TaskState::Done {
+                return Err(format!(
+                    "internal error: job '{}' (task {i}) never finished (in_flight={}, blocked_tag={}, waiting_full={}): the simulated path lost a request",
+                    t.name, t.in_flight, t.blocked_tag, t.waiting_full
+                ));
+            }
+        }
+        if !self.queue.quiescent() {
+            return Err(format!(
+                "internal error: block layer not quiescent at end (live rq/bio {:?})",
+                self.queue.pool.live()
+            ));
+        }
+        self.driver.check_invariants();
+        if let Some(w) = self.trace.take() {
+            w.finish().map_err(|e| format!("blktrace: {e}"))?;
+        }
+        let (peak_requests, peak_bios) = self.queue.pool.capacity_used();
+        let elevator = self.queue.elevator_name().to_string();
+        let elevator_stats = self.queue.elevator().map(|e| e.stats()).unwrap_or_default();
+        let tasks = self
+            .tasks
+            .into_iter()
+            .map(|t| TaskResult {
+                spec: t.spec,
+                name: t.name,
+                groupid: t.groupid,
+                stats: t.stats,
+                start_ns: t.start_ns,
+                end_ns: t.end_ns,
+            })
+            .collect();
+        Ok(SimOutput {
+            tasks,
+            blk: self.queue.stats.clone(),
+            elevator,
+            driver: self.driver.name().to_string(),
+            driver_stats: self.driver.stats().entries,
+            elevator_stats,
+            digest: self.digest.hex(),
+            events: handled,
+            end_ns: end,
+            peak_requests,
+            peak_bios,
+            capacity_bytes: self.capacity_bytes,
+        })
+    }
+
+    fn handle(&mut self, now: Ns, ev: Ev) {
+        match ev {
+            Ev::TaskStart(t) => self.task_start(t as usize, now),
+            Ev::TaskWake(t) => {
+                let task = &mut self.tasks[t as usize];
+                if task.state == TaskState::Running && task.sleeping {
+                    task.sleeping = false;
+                    self.pump(t as usize, now);
+                }
+            }
+            Ev::TaskReap(t) => self.reap(t as usize, now),
+            Ev::TaskTagResume(t) => self.tag_resume(t as usize, now),
+            Ev::HwRun(h, at) => {
+                self.kblockd_runs += 1;
+                // kblockd picks a CPU of the hctx round-robin, switching every
+                // BLK_MQ_CPU_WORK_BATCH (8) runs (`blk_mq_hctx_next_cpu`).
+                let cpu = ((self.kblockd_runs / 8) % self.platform.nr_cpus as u64) as u16;
+                self.queue
+                    .run_work(h, at, cpu, &mut *self.driver, now, &mut self.out);
+            }
+            Ev::Driver(p) => {
+                self.driver
+                    .on_event(p, &self.queue.pool, now, &mut self.out.drv);
+                self.queue
+                    .drain_driver_completions(&mut *self.driver, now, &mut self.out);
+            }
+            Ev::DispatchResume(id) => {
+                self.queue
+                    .resume_run(id, &mut *self.driver, now, &mut self.out)
+            }
+            Ev::ElvTimer(at) => {
+                if self.elv_timer_at == Some(at) {
+                    self.elv_timer_at = None;
+                    self.queue.elevator_timer(now, &mut self.out);
+                }
+            }
+            Ev::StartQueues => self.queue.start_stopped_hw_queues(now, &mut self.out),
+            Ev::TaskDeadline(t) => {
+                let task = &mut self.tasks[t as usize];
+                if task.state == TaskState::Running {
+                    task.deadline_hit = true;
+                    if task.sleeping {
+                        task.sleeping = false;
+                    }
+                    self.pump(t as usize, now);
+                }
+            }
+        }
+    }
+
+    /// Turn what the layers asked for into events, until nothing is left.
+    fn drain(&mut self, now: Ns) {
+        loop {
+            let mut progress = false;
+            // Driver requests.
+            if !self.out.drv.events.is_empty() {
+                progress = true;
+                for i in 0..self.out.drv.events.len() {
+                    let (at, p) = self.out.drv.events[i];
+                    self.evq.push(at.max(now), Ev::Driver(p));
+                }
+                self.out.drv.events.clear();
+            }
+            if !self.out.drv.unblock.is_empty() {
+                progress = true;
+                for i in 0..self.out.drv.unblock.len() {
+                    let (id, at) = self.out.drv.unblock[i];
+                    self.evq.push(at.max(now), Ev::DispatchResume(id));
+                }
+                self.out.drv.unblock.clear();
+            }
+            if !self.out.drv.run_queues.is_empty() {
+                progress = true;
+                let runs = std::mem::take(&mut self.out.drv.run_queues);
+                for (h, at) in &runs {
+                    self.queue
+                        .delay_run_hw_queue(*h, at.saturating_sub(now), now, &mut self.out);
+                }
+                self.out.drv.run_queues = runs;
+                self.out.drv.run_queues.clear();
+            }
+            if self.out.drv.stop_queues {
+                progress = true;
+                self.out.drv.stop_queues = false;
+                self.queue.stop_hw_queues();
+            }
+            if !self.out.drv.start_queues.is_empty() {
+                progress = true;
+                for i in 0..self.out.drv.start_queues.len() {
+                    let at = self.out.drv.start_queues[i];
+                    self.evq.push(at.max(now), Ev::StartQueues);
+                }
+                self.out.drv.start_queues.clear();
+            }
+            if !self.out.drv.completions.is_empty() {
+                progress = true;
+                self.queue
+                    .drain_driver_completions(&mut *self.driver, now, &mut self.out);
+            }
+            // Block-layer requests.
+            if !self.out.hw_runs.is_empty() {
+                progress = true;
+                for i in 0..self.out.hw_runs.len() {
+                    let (h, delay) = self.out.hw_runs[i];
+                    let at = now + delay;
+                    // The run is identified by the time blk-mq scheduled it for; the
+                    // kblockd wake-up latency comes on top.
+                    self.evq
+                        .push(at + self.platform.kblockd_wakeup_ns, Ev::HwRun(h, at));
+                }
+                self.out.hw_runs.clear();
+            }
+            if !self.out.bio_done.is_empty() {
+                progress = true;
+                let done = std::mem::take(&mut self.out.bio_done);
+                for &(token, st) in &done {
+                    self.bio_done(token, st, now);
+                }
+                self.out.bio_done = done;
+                self.out.bio_done.clear();
+            }
+            if !self.out.task_unblocked.is_empty() {
+                progress = true;
+                for i in 0..self.out.task_unblocked.len() {
+                    let t = self.out.task_unblocked[i];
+                    self.evq
+                        .push(now + self.platform.task_wakeup_ns, Ev::TaskTagResume(t));
+                }
+                self.out.task_unblocked.clear();
+            }
+            if !self.out.trace.is_empty() || !self.out.drv.notes.is_empty() {
+                self.flush_trace();
+            }
+            if !progress {
+                break;
+            }
+        }
+        // Elevator timer.
+        if let Some(t) = self.queue.elevator_next_timer() {
+            if self.elv_timer_at.map(|cur| t < cur).unwrap_or(true) {
+                let at = t.max(now);
+                self.elv_timer_at = Some(at);
+                self.evq.push(at, Ev::ElvTimer(at));
+            }
+        }
+    }
+
+    fn flush_trace(&mut self) {
+        let recs = std::mem::take(&mut self.out.trace);
+        let notes = std::mem::take(&mut self.out.drv.notes);
+        if let Some(w) = self.trace.as_mut() {
+            for r in &recs {
+                if let Err(e) = w.write(&to_trace_event(r)) {
+                    self.trace_error = Some(format!("blktrace: {e}"));
+                }
+            }
+            for (t, text) in &notes {
+                if let Err(e) = w.message(*t, 0, 0, text) {
+                    self.trace_error = Some(format!("blktrace: {e}"));
+                }
+            }
+        }
+        self.out.trace = recs;
+        self.out.trace.clear();
+    }
+
+    // ----------------------------------------------------------------------------------
+    // Tasks
+    // ----------------------------------------------------------------------------------
+
+    fn task_start(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        if task.state != TaskState::Waiting {
+            return;
+        }
+        task.state = TaskState::Running;
+        task.start_ns = now;
+        task.stats = JobStats::new(now, &task.stats_opts);
+        self.pump(t, now);
+    }
+
+    /// Set the deadline when the task starts (runtime counts from the start, ramp included).
+    pub fn set_deadlines(&mut self, specs: &[JobSpec]) {
+        for t in &mut self.tasks {
+            let s = &specs[t.spec];
+            if s.runtime_ns > 0 {
+                t.deadline = Some(s.runtime_ns + s.ramp_time_ns);
+            } else if s.time_based {
+                // time_based without runtime: fio would run forever; stop at ramp + 0.
+                t.deadline = Some(s.ramp_time_ns.max(1));
+            }
+        }
+    }
+
+    /// fio's main loop for one task at `now`.
+    fn pump(&mut self, t: usize, now: Ns) {
+        loop {
+            let task = &mut self.tasks[t];
+            if task.state != TaskState::Running
+                || task.blocked_tag
+                || task.sleeping
+                || task.waiting_full
+                || task.sync_in_flight
+            {
+                return;
+            }
+            if let Some(d) = task.deadline {
+                if !task.deadline_hit && now >= task.start_ns + d {
+                    task.deadline_hit = true;
+                } else if !task.deadline_hit
+                    && task.state == TaskState::Running
+                    && task.issued == 0
+                    && task.in_flight == 0
+                    && task.pending.is_empty()
+                {
+                    // Arm the deadline event once, at the first pump.
+                    self.evq.push(task.start_ns + d, Ev::TaskDeadline(t as u32));
+                }
+            }
+            let task = &mut self.tasks[t];
+            let stopping = task.deadline_hit || task.gen_done;
+            // fsync every N writes (`fsync=`): drain, then one flush.
+            if task.fsync_due && !stopping {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                if task.in_flight > 0 {
+                    return;
+                }
+                task.fsync_due = false;
+                self.issue_sync(t, now);
+                continue;
+            }
+            // thinktime: after thinktime_blocks I/Os, wait for them, then stall.
+            if task.thinktime_ns > 0 && task.think_count >= task.thinktime_blocks && !stopping {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                if task.in_flight > 0 {
+                    return;
+                }
+                task.think_count = 0;
+                task.sleeping = true;
+                let at = now + task.thinktime_ns;
+                self.evq.push(at, Ev::TaskWake(t as u32));
+                return;
+            }
+            if stopping {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                if task.in_flight > 0 {
+                    return;
+                }
+                if task.end_fsync && task.wrote && !task.end_fsync_done {
+                    task.end_fsync_done = true;
+                    self.issue_sync(t, now);
+                    continue;
+                }
+                self.finish_task(t, now);
+                return;
+            }
+            // Queue full: commit what is pending and wait for completions.
+            if task.in_flight + task.pending.len() as u32 >= task.depth {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                task.waiting_full = true;
+                return;
+            }
+            if task.number_ios > 0 && task.issued >= task.number_ios {
+                task.gen_done = true;
+                continue;
+            }
+            // Next io_u.
+            let io = match task.held.take() {
+                Some(io) => io,
+                None => match task.gen.as_mut().and_then(|g| g.next()) {
+                    Some(io) => io,
+                    None => {
+                        task.gen_done = true;
+                        continue;
+                    }
+                },
+            };
+            // Rate limiting (`rate_iops`, `rate`): the issue time of the next I/O of this
+            // direction follows the I/Os already issued (`usec_for_io`).
+            let d = io.ddir.idx();
+            if task.rate_iops[d] > 0 || task.rate_bps[d] > 0 {
+                let next = task.rate_next[d];
+                if now < next {
+                    task.held = Some(io);
+                    task.sleeping = true;
+                    if !task.pending.is_empty() {
+                        self.commit(t, now);
+                    }
+                    let task = &mut self.tasks[t];
+                    let wake =
+                        next.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
+                    self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+                    return;
+                }
+                let gap = if task.rate_iops[d] > 0 {
+                    NSEC_PER_SEC / task.rate_iops[d]
+                } else {
+                    (io.len as u128 * NSEC_PER_SEC as u128 / task.rate_bps[d] as u128) as Ns
+                };
+                let gap = if task.rate_poisson {
+                    // Exponential inter-arrival times with the same mean (`rate_process=poisson`).
+                    let u = task.rate_rng.f64();
+                    (-(1.0 - u).ln() * gap as f64) as Ns
+                } else {
+                    gap
+                };
+                task.rate_next[d] = next.max(now.saturating_sub(gap)) + gap;
+                task.rate_issued_ios[d] += 1;
+                task.rate_issued_bytes[d] += io.len;
+            }
+            let id = task.ious.insert(IoUnit {
+                ddir: io.ddir,
+                offset: io.offset,
+                len: io.len,
+                start: now,
+                issue: now,
+                parts_left: 0,
+                sync: false,
+            });
+            task.pending.push(id);
+            task.issued += 1;
+            task.think_count += 1;
+            if io.ddir == Ddir::Write {
+                task.wrote = true;
+                task.writes_since_fsync += 1;
+                if task.fsync_every > 0 && task.writes_since_fsync >= task.fsync_every {
+                    task.writes_since_fsync = 0;
+                    task.fsync_due = true;
+                }
+            }
+            let full = task.in_flight + task.pending.len() as u32 >= task.depth;
+            if task.pending.len() as u32 >= task.batch_submit || full || task.fsync_due {
+                self.commit(t, now);
+            }
+        }
+    }
+
+    /// `td_io_commit`: submit the pending io_units (one `io_submit` call). More than two
+    /// I/Os in one call are plugged, as `io_submit` (AIO_PLUG_THRESHOLD) and io_uring do.
+    fn commit(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        debug_assert!(task.commit_batch.is_empty());
+        std::mem::swap(&mut task.commit_batch, &mut task.pending);
+        let n = task.commit_batch.len() as u32;
+        if n == 0 {
+            return;
+        }
+        task.stats.record_submit(n);
+        task.in_flight += n;
+        for i in 0..task.commit_batch.len() {
+            let id = task.commit_batch[i];
+            task.ious.get_mut(id).issue = now;
+        }
+        let depth_now = task.in_flight;
+        task.stats.record_depth_n(depth_now, n);
+        if task.null_engine {
+            // fio's null engine completes at commit without touching a device.
+            let batch = std::mem::take(&mut task.commit_batch);
+            for &id in &batch {
+                task.completed.push(id);
+            }
+            task.commit_batch = batch;
+            task.commit_batch.clear();
+            if !task.reap_scheduled {
+                task.reap_scheduled = true;
+                self.evq.push(now, Ev::TaskReap(t as u32));
+            }
+            return;
+        }
+        task.submit_cursor = Some((0, 0));
+        self.continue_submit(t, now);
+    }
+
+    /// Submit bios from the commit batch until done or the task sleeps on a tag.
+    fn continue_submit(&mut self, t: usize, now: Ns) {
+        let max_part_sectors = {
+            let lim = &self.queue.lim;
+            lim.max_sectors().min(lim.max_segments as u32 * 8).max(1) as u64
+        };
+        let task_id = t as u32;
+        let cpu = self.tasks[t].cpu;
+        let nr = self.tasks[t].commit_batch.len();
+        let plug = nr > 2 || self.tasks[t].plugging;
+        if plug && !self.tasks[t].plugging {
+            self.tasks[t].plugging = true;
+            self.queue.start_plug(task_id);
+        }
+        while let Some((idx, part)) = self.tasks[t].submit_cursor {
+            if idx >= nr {
+                self.tasks[t].submit_cursor = None;
+                break;
+            }
+            let id = self.tasks[t].commit_batch[idx];
+            let io = *self.tasks[t].ious.get(id);
+            let total_sectors = (io.len >> 9).max(1);
+            let parts = total_sectors.div_ceil(max_part_sectors) as u32;
+            if part == 0 {
+                self.tasks[t].ious.get_mut(id).parts_left = parts;
+                if parts > 1 && !self.tasks[t].plugging {
+                    // Large direct I/O builds several bios under a plug (`__blkdev_direct_IO`).
+                    self.tasks[t].plugging = true;
+                    self.queue.start_plug(task_id);
+                }
+            }
+            let sector0 = io.offset >> 9;
+            let off = part as u64 * max_part_sectors;
+            let nsec = (total_sectors - off).min(max_part_sectors) as u32;
+            let op = match io.ddir {
+                Ddir::Read => Op::Read,
+                Ddir::Write => Op::Write,
+                Ddir::Trim => Op::Discard,
+            };
+            let mut fl = 0;
+            if self.tasks[t].is_sync_engine || op == Op::Read {
+                // O_DIRECT writes from a sync syscall are REQ_SYNC | REQ_IDLE (`dio_bio_write_op`).
+                fl |= flags::REQ_SYNC;
+            }
+            let bio = Bio {
+                token: ((t as u64) << TOKEN_SHIFT) | id as u64,
+                op,
+                flags: fl,
+                sector: sector0 + off,
+                nr_sectors: nsec,
+                nr_segments: ((nsec as u64 * 512).div_ceil(4096)).max(1) as u16,
+                task: task_id,
+                cpu,
+                ioprio: IoPrioClass::Be,
+                version: 0,
+                queue_time: now,
+                next: blksim_block::request::NO_BIO,
+            };
+            // Advance the cursor first: the bio is handed over either way.
+            let next = if part + 1 < parts {
+                (idx, part + 1)
+            } else {
+                (idx + 1, 0)
+            };
+            self.tasks[t].submit_cursor = Some(next);
+            let r = self
+                .queue
+                .submit_bio(bio, &mut *self.driver, now, &mut self.out);
+            if r == Submit::WaitTag {
+                self.tasks[t].blocked_tag = true;
+                return;
+            }
+        }
+        if self.tasks[t].plugging {
+            self.tasks[t].plugging = false;
+            self.queue
+                .finish_plug(task_id, &mut *self.driver, now, &mut self.out);
+        }
+        self.tasks[t].commit_batch.clear();
+    }
+
+    fn tag_resume(&mut self, t: usize, now: Ns) {
+        let r = self
+            .queue
+            .resume_tag_waiter(t as u32, &mut *self.driver, now, &mut self.out);
+        if r == Submit::WaitTag {
+            return;
+        }
+        self.tasks[t].blocked_tag = false;
+        if self.tasks[t].sync_in_flight && self.tasks[t].submit_cursor.is_none() {
+            return;
+        }
+        self.continue_submit(t, now);
+        if !self.tasks[t].blocked_tag {
+            // slat covers the time spent asleep in io_submit.
+            let task = &mut self.tasks[t];
+            for i in 0..task.ious.capacity_used() as u32 {
+                if let Some(io) = task.ious.try_get(i) {
+                    if io.issue < now && io.parts_left > 0 && !io.sync {
+                        // issue times are set at commit; a blocked commit returns later
+                    }
+                }
+            }
+            self.pump(t, now);
+        }
+    }
+
+    /// An fsync: drain done, issue one flush (`DDIR_SYNC`, `blkdev_issue_flush`).
+    fn issue_sync(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        let id = task.ious.insert(IoUnit {
+            ddir: Ddir::Write,
+            offset: 0,
+            len: 0,
+            start: now,
+            issue: now,
+            parts_left: 1,
+            sync: true,
+        });
+        task.sync_in_flight = true;
+        task.in_flight += 1;
+        if !self.write_cache || task.null_engine {
+            // No volatile cache: the flush machinery completes the flush at once.
+            task.completed.push(id);
+            if !task.reap_scheduled {
+                task.reap_scheduled = true;
+                self.evq.push(now, Ev::TaskReap(t as u32));
+            }
+            return;
+        }
+        let bio = Bio {
+            token: ((t as u64) << TOKEN_SHIFT) | id as u64,
+            op: Op::Flush,
+            flags: flags::REQ_SYNC | flags::REQ_PREFLUSH,
+            sector: 0,
+            nr_sectors: 0,
+            nr_segments: 0,
+            task: t as u32,
+            cpu: task.cpu,
+            ioprio: IoPrioClass::Be,
+            version: 0,
+            queue_time: now,
+            next: blksim_block::request::NO_BIO,
+        };
+        if self
+            .queue
+            .submit_bio(bio, &mut *self.driver, now, &mut self.out)
+            == Submit::WaitTag
+        {
+            self.tasks[t].blocked_tag = true;
+        }
+    }
+
+    fn bio_done(&mut self, token: u64, st: BlkStatus, now: Ns) {
+        let t = (token >> TOKEN_SHIFT) as usize;
+        let id = (token & 0xffff_ffff) as u32;
+        let task = &mut self.tasks[t];
+        let io = task.ious.get_mut(id);
+        debug_assert!(io.parts_left > 0, "bio completed twice");
+        io.parts_left -= 1;
+        if st != BlkStatus::Ok {
+            // An error: fio would stop the job (no continue_on_error); record it as short.
+        }
+        if io.parts_left == 0 {
+            task.completed.push(id);
+            if !task.reap_scheduled {
+                task.reap_scheduled = true;
+                self.evq.push(now, Ev::TaskReap(t as u32));
+            }
+        }
+    }
+
+    /// `io_u_queued_complete`: account every completion gathered at this instant.
+    fn reap(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        task.reap_scheduled = false;
+        let n = task.completed.len() as u32;
+        if n == 0 {
+            return;
+        }
+        for i in 0..task.completed.len() {
+            let id = task.completed[i];
+            let io = task.ious.remove(id);
+            if io.sync {
+                task.stats.record_sync(now, now - io.start);
+                task.sync_in_flight = false;
+            } else {
+                let slat = io.issue - io.start;
+                let clat = now - io.issue;
+                task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+            }
+        }
+        task.completed.clear();
+        task.stats.record_complete(n);
+        task.in_flight -= n;
+        if task.waiting_full {
+            // `wait_for_completions`: keep reaping while above iodepth_low.
+            let need = task.complete_min.max(1);
+            let _ = need;
+            if task.in_flight <= task.iodepth_low || task.in_flight == 0 {
+                task.waiting_full = false;
+            }
+        }
+        self.pump(t, now);
+    }
+
+    fn finish_task(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Done;
+        task.end_ns = now;
+        task.stats.finish(now);
+        task.gen = None;
+        // Start the jobs that waited for this one (stonewall).
+        for i in 0..self.tasks.len() {
+            if self.tasks[i].state == TaskState::Waiting && !self.tasks[i].wait_for.is_empty() {
+                let ready = self.tasks[i]
+                    .wait_for
+                    .iter()
+                    .all(|&w| self.tasks[w as usize].state == TaskState::Done);
+                if ready {
+                    self.tasks[i].wait_for.clear();
+                    let d = self.tasks[i].start_delay;
+                    self.evq.push(now + d, Ev::TaskStart(i as u32));
+                }
+            }
+        }
+    }
+}
+
+fn to_trace_event(r: &BlkTraceRec) -> blksim_trace::TraceEvent {
+    use blksim_trace::{Action, Op as TOp, ReqFlags};
+    let action = match r.action {
+        b'Q' => Action::Queue,
+        b'G' => Action::GetRq,
+        b'I' => Action::Insert,
+        b'D' => Action::Issue,
+        b'C' => Action::Complete,
+        b'M' => Action::BackMerge,
+        b'F' => Action::FrontMerge,
+        b'P' => Action::Plug,
+        b'U' => Action::Unplug,
+        b'R' => Action::Requeue,
+        _ => Action::Queue,
+    };
+    let op = match r.op {
+        Op::Read => TOp::Read,
+        Op::Write => TOp::Write,
+        Op::Flush => TOp::Flush,
+        Op::Discard => TOp::Discard,
+    };
+    let mut fl = ReqFlags::default();
+    if r.flags & flags::REQ_SYNC != 0 {
+        fl = fl | ReqFlags::SYNC;
+    }
+    if r.flags & flags::REQ_FUA != 0 {
+        fl = fl | ReqFlags::FUA;
+    }
+    if r.flags & flags::REQ_PREFLUSH != 0 {
+        fl = fl | ReqFlags::PREFLUSH;
+    }
+    let mut ev = blksim_trace::TraceEvent::new(r.time, action, op, r.sector, r.nr_sectors << 9);
+    ev.flags = fl;
+    ev.pid = 1000 + r.task;
+    ev.cpu = r.cpu as u32;
+    if r.action == b'U' {
+        ev.pdu = r.extra as u64;
+    }
+    ev
+}

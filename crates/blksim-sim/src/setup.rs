@@ -1,0 +1,472 @@
+//! From parsed jobs and a device profile to a running simulation, and from its output to
+//! fio's report model.
+
+use crate::engine::{Sim, SimOutput};
+use crate::platform::Platform;
+use crate::profile::Profile;
+use blksim_block::elevator::ElvParams;
+use blksim_block::{Driver, QueueLimits, RequestQueue};
+use blksim_core::RngStreams;
+use blksim_job::{JobSet, JobSpec};
+use blksim_report::json::JsonValue;
+use blksim_report::report::{DiskUtil, JobHeader, JobReport, RunReport, UnitBase};
+use std::path::PathBuf;
+
+/// The default root seed (`--seed`), fixed so runs repeat unless asked otherwise.
+pub const DEFAULT_SEED: u64 = 0x62_6c_6b_73_69_6d; // "blksim"
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub seed: u64,
+    pub blktrace: Option<PathBuf>,
+    pub max_events: Option<u64>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            seed: DEFAULT_SEED,
+            blktrace: None,
+            max_events: None,
+        }
+    }
+}
+
+/// Sysfs queue settings (`queue.*`): key, unit, meaning. Values come from the profile and
+/// `--set`; defaults live in [`QueueLimits::default`].
+pub const QUEUE_PARAMS: &[(&str, &str, &str)] = &[
+    (
+        "scheduler",
+        "name",
+        "elevator: none, mq-deadline, kyber, bfq, eraseblock",
+    ),
+    (
+        "nr_requests",
+        "requests",
+        "scheduler tags per hardware queue",
+    ),
+    ("max_sectors_kb", "KiB", "largest request"),
+    ("max_segments", "count", "segments per request"),
+    (
+        "nomerges",
+        "0|1|2",
+        "0 all merges, 1 one-hit cache only, 2 none",
+    ),
+    (
+        "rotational",
+        "bool",
+        "rotational device (affects bfq and mq-deadline heuristics)",
+    ),
+    (
+        "sched_batch_dispatch",
+        "requests",
+        "batch dispatch under one elevator lock (unmerged 2025 series); 0 = mainline",
+    ),
+];
+
+/// Build the driver a profile describes.
+pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
+    match p.driver.as_str() {
+        "null_blk" => {
+            let keys = p.device_keys();
+            for (k, v) in &keys {
+                if !blksim_nullblk::NULL_BLK_PARAMS.iter().any(|d| d.key == k) {
+                    let hint = crate::profile::nearest(
+                        k,
+                        blksim_nullblk::NULL_BLK_PARAMS.iter().map(|d| d.key),
+                    )
+                    .map(|s| format!(" (did you mean '{s}'?)"))
+                    .unwrap_or_default();
+                    return Err(format!(
+                        "{}: unknown null_blk parameter '{k}'{hint}",
+                        v.origin
+                    ));
+                }
+            }
+            for top in ["host", "card"] {
+                if let Some((k, v)) = p.with_prefix(top).first() {
+                    return Err(format!(
+                        "{}: '{top}.{k}' applies to MMC devices, not null_blk",
+                        v.origin
+                    ));
+                }
+            }
+            let cfg = blksim_nullblk::NullBlkConfig::from_lookup(&|k| p.get(k))
+                .map_err(|e| format!("{}: {e}", p.file))?;
+            Ok(Box::new(blksim_nullblk::NullBlk::new(cfg)))
+        }
+        other => Err(format!(
+            "{}: driver '{other}' is not available in this build",
+            p.file
+        )),
+    }
+}
+
+/// Queue limits from the profile's `queue.*` keys over the driver's limits.
+pub fn build_limits(p: &Profile, drv: &dyn Driver) -> Result<QueueLimits, String> {
+    let mut lim = QueueLimits::default();
+    drv.apply_limits(&mut lim);
+    // Kernel default: nr_requests = 2 × min(queue_depth, BLKDEV_DEFAULT_RQ=128)
+    // (`blk_mq_init_sched`).
+    lim.nr_requests = 2 * drv.queue_depth().min(128);
+    for (k, v) in p.with_prefix("queue") {
+        if k.starts_with("iosched.") {
+            continue;
+        }
+        let num = |unit: &str| -> Result<u64, String> {
+            v.value.parse::<u64>().map_err(|_| {
+                format!(
+                    "{}: queue.{k}: expected a whole number ({unit}), got '{}'",
+                    v.origin, v.value
+                )
+            })
+        };
+        match k.as_str() {
+            "scheduler" => lim.scheduler = v.value.clone(),
+            "nr_requests" => {
+                let n = num("requests")?;
+                if !(4..=65536).contains(&n) {
+                    return Err(format!(
+                        "{}: queue.nr_requests: expected 4..65536, got {n}",
+                        v.origin
+                    ));
+                }
+                lim.nr_requests = n as u32;
+            }
+            "max_sectors_kb" => {
+                let n = num("KiB")?;
+                if n < (lim.logical_block_size as u64 / 1024).max(1) {
+                    return Err(format!(
+                        "{}: queue.max_sectors_kb: must be at least one logical block",
+                        v.origin
+                    ));
+                }
+                lim.max_sectors_kb = (n as u32).min(lim.max_hw_sectors_kb);
+            }
+            "max_segments" => lim.max_segments = num("count")?.clamp(1, u16::MAX as u64) as u16,
+            "nomerges" => {
+                let n = num("0, 1 or 2")?;
+                if n > 2 {
+                    return Err(format!(
+                        "{}: queue.nomerges: expected 0, 1 or 2, got {n}",
+                        v.origin
+                    ));
+                }
+                lim.nomerges = n as u8;
+            }
+            "rotational" => lim.rotational = matches!(v.value.as_str(), "1" | "true"),
+            "sched_batch_dispatch" => lim.sched_batch_dispatch = num("requests")? as u32,
+            _ => {
+                let hint = crate::profile::nearest(&k, QUEUE_PARAMS.iter().map(|q| q.0))
+                    .map(|s| format!(" (did you mean 'queue.{s}'?)"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "{}: unknown queue setting 'queue.{k}'{hint}",
+                    v.origin
+                ));
+            }
+        }
+    }
+    Ok(lim)
+}
+
+/// Expand jobs into tasks: (spec index, clone index, group id, tasks to wait for).
+pub fn expand_jobs(jobs: &[JobSpec]) -> Vec<(usize, u32, u32, Vec<u32>)> {
+    let mut out = Vec::new();
+    let mut groupid = 0u32;
+    let mut task_idx = 0u32;
+    for (i, j) in jobs.iter().enumerate() {
+        if i > 0 && (j.stonewall || j.new_group) {
+            groupid += 1;
+        }
+        let wait: Vec<u32> = if j.stonewall {
+            (0..task_idx).collect()
+        } else {
+            Vec::new()
+        };
+        // A job without stonewall still waits for whatever an earlier stonewall waited for:
+        // fio starts jobs in order and a stonewall holds everything after it.
+        let wait = if wait.is_empty() {
+            out.iter()
+                .rev()
+                .find(|(s, _, _, _): &&(usize, u32, u32, Vec<u32>)| jobs[*s].stonewall)
+                .map(|x| x.3.clone())
+                .unwrap_or_default()
+        } else {
+            wait
+        };
+        for c in 0..j.numjobs.max(1) {
+            out.push((i, c, groupid, wait.clone()));
+            task_idx += 1;
+        }
+    }
+    out
+}
+
+/// The elevator for the run: fio's `ioscheduler=` wins over the profile.
+fn elevator_name(jobs: &[JobSpec], lim: &QueueLimits) -> Result<String, String> {
+    let mut chosen: Option<&str> = None;
+    for j in jobs {
+        if let Some(s) = j.ioscheduler.as_deref() {
+            if let Some(c) = chosen {
+                if c != s {
+                    return Err(format!("jobs ask for different I/O schedulers ('{c}' and '{s}'); blksim simulates one device queue"));
+                }
+            }
+            chosen = Some(s);
+        }
+    }
+    Ok(chosen.unwrap_or(&lim.scheduler).to_string())
+}
+
+/// Build and run a simulation.
+pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOutput, String> {
+    if jobs.jobs.is_empty() {
+        return Err("no jobs to run".into());
+    }
+    let driver = build_driver(profile)?;
+    let mut lim = build_limits(profile, &*driver)?;
+    let platform = Platform::from_profile(profile)?;
+    let elv_name = elevator_name(&jobs.jobs, &lim)?;
+    lim.scheduler = elv_name.clone();
+    let streams = RngStreams::new(opts.seed);
+    let params = ElvParams {
+        nr_requests: lim.nr_requests,
+        queue_depth: driver.queue_depth(),
+        rotational: lim.rotational,
+        erase_block_bytes: None,
+        seed: streams.stream("elevator").next_u64(),
+    };
+    let mut elevator = make_elevator(&elv_name, &params)?;
+    if let Some(e) = elevator.as_mut() {
+        for (k, v) in profile.with_prefix("queue.iosched") {
+            e.set_tunable(&k, &v.value)
+                .map_err(|err| format!("{}: queue.iosched.{k}: {err}", v.origin))?;
+        }
+    } else if let Some((k, v)) = profile.with_prefix("queue.iosched").first() {
+        return Err(format!(
+            "{}: queue.iosched.{k}: the 'none' scheduler has no tunables",
+            v.origin
+        ));
+    }
+    let mut tag_rng = streams.stream("tags");
+    let queue = RequestQueue::new(
+        lim,
+        elevator,
+        driver.nr_hw_queues(),
+        driver.queue_depth(),
+        platform.nr_cpus as usize,
+        &mut tag_rng,
+    );
+    let trace = match &opts.blktrace {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
+            let mut w = blksim_trace::BlktraceWriter::create(dir, &devname(profile), (259, 0))
+                .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
+            for (i, j) in jobs.jobs.iter().enumerate() {
+                w.set_comm(1000 + i as u32, "fio");
+                let _ = j;
+            }
+            Some(w)
+        }
+        None => None,
+    };
+    let clones = expand_jobs(&jobs.jobs);
+    let mut sim = Sim::new(
+        &jobs.jobs, &clones, queue, driver, platform, opts.seed, trace,
+    )?;
+    sim.set_deadlines(&jobs.jobs);
+    if let Some(m) = opts.max_events {
+        sim.set_max_events(m);
+    }
+    sim.run()
+}
+
+/// The simulated block device's name (for disk stats and blktrace files).
+pub fn devname(p: &Profile) -> String {
+    match p.driver.as_str() {
+        "null_blk" => "nullb0".into(),
+        _ => "mmcblk0".into(),
+    }
+}
+
+/// Wall-clock stamps for the report (the only fields allowed to differ between runs).
+#[derive(Clone, Debug, Default)]
+pub struct WallClock {
+    pub timestamp: u64,
+    pub timestamp_ms: u64,
+    pub ctime: String,
+}
+
+/// fio's report model from a simulation's output.
+pub fn build_report(
+    jobs: &JobSet,
+    profile: &Profile,
+    opts: &RunOptions,
+    out: &SimOutput,
+    wall: &WallClock,
+) -> RunReport {
+    let mut r = RunReport {
+        timestamp: wall.timestamp,
+        timestamp_ms: wall.timestamp_ms,
+        time: wall.ctime.clone(),
+        global_options: jobs.global_options.clone(),
+        ..RunReport::default()
+    };
+    // Headers: one per job section, groups as expanded.
+    let clones = expand_jobs(&jobs.jobs);
+    for (i, j) in jobs.jobs.iter().enumerate() {
+        let gid = clones.iter().find(|c| c.0 == i).map(|c| c.2).unwrap_or(0);
+        let mut h = JobHeader::new(
+            &j.name,
+            &rw_text(j),
+            j.bs[0].min,
+            j.ioengine.name(),
+            j.iodepth,
+        );
+        h.groupid = gid;
+        for d in 0..3 {
+            h.bs[d] = (j.bs[d].min, j.bs[d].max);
+            if !j.bs[d].split.is_empty() {
+                let mn = j.bs[d]
+                    .split
+                    .iter()
+                    .map(|s| s.bs)
+                    .min()
+                    .unwrap_or(j.bs[d].min);
+                let mx = j.bs[d]
+                    .split
+                    .iter()
+                    .map(|s| s.bs)
+                    .max()
+                    .unwrap_or(j.bs[d].max);
+                h.bs[d] = (mn, mx);
+            }
+        }
+        h.numjobs = j.numjobs;
+        h.thread = j.thread;
+        h.kb_base = j.kb_base;
+        r.headers.push(h);
+    }
+    // Job reports, folded per group where group_reporting is set.
+    let mut reports: Vec<JobReport> = Vec::new();
+    for (i, t) in out.tasks.iter().enumerate() {
+        let spec = &jobs.jobs[t.spec];
+        let mut jr = JobReport::new(&t.name, t.groupid, i as u32, spec.iodepth, t.stats.clone());
+        jr.ctime = wall.ctime.clone();
+        jr.job_options = spec.raw_options.clone();
+        jr.kb_base = spec.kb_base;
+        jr.unit_base = if spec.unit_base == 1 {
+            UnitBase::Bits
+        } else {
+            UnitBase::Bytes
+        };
+        jr.elapsed_sec = (t.end_ns.saturating_sub(t.start_ns))
+            .div_ceil(1_000_000_000)
+            .max(1);
+        reports.push(jr);
+    }
+    let mut folded: Vec<JobReport> = Vec::new();
+    let mut i = 0;
+    while i < reports.len() {
+        let spec = &jobs.jobs[out.tasks[i].spec];
+        if spec.group_reporting {
+            let g = reports[i].groupid;
+            let mut j = i;
+            while j < reports.len() && reports[j].groupid == g {
+                j += 1;
+            }
+            if let Some(m) = JobReport::merge_group(&reports[i..j]) {
+                folded.push(m);
+            }
+            i = j;
+        } else {
+            folded.push(reports[i].clone());
+            i += 1;
+        }
+    }
+    r.jobs = folded;
+    r.compute_groups();
+    // Disk stats from the simulated device's block queue.
+    let b = &out.blk;
+    let end_ms = out.end_ns / 1_000_000;
+    r.disk_util.push(DiskUtil {
+        name: devname(profile),
+        ios: b.ios,
+        merges: b.merges,
+        sectors: b.sectors,
+        ticks: [b.ticks_ns[0] / 1_000_000, b.ticks_ns[1] / 1_000_000],
+        in_queue: (b.in_queue_ns / 1_000_000) as u64,
+        io_ticks: b.busy_ns / 1_000_000,
+        msec: end_ms,
+    });
+    r.blksim = Some(blksim_json(profile, opts, out));
+    r
+}
+
+fn rw_text(j: &JobSpec) -> String {
+    j.rw.fio_name().to_string()
+}
+
+fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonValue {
+    let mut o = JsonValue::object();
+    o.push(
+        "version",
+        JsonValue::Str(env!("CARGO_PKG_VERSION").to_string()),
+    );
+    o.push("device", JsonValue::Str(profile.name.clone()));
+    o.push("driver", JsonValue::Str(out.driver.clone()));
+    o.push("scheduler", JsonValue::Str(out.elevator.clone()));
+    o.push("seed", JsonValue::UInt(opts.seed));
+    o.push("capacity_bytes", JsonValue::UInt(out.capacity_bytes));
+    o.push("sim_time_ns", JsonValue::UInt(out.end_ns));
+    o.push("events", JsonValue::UInt(out.events));
+    o.push("event_digest", JsonValue::Str(out.digest.clone()));
+    let b = &out.blk;
+    let mut blk = JsonValue::object();
+    blk.push("requests_completed", JsonValue::UInt(b.ios[0] + b.ios[1]));
+    blk.push("plug_merges", JsonValue::UInt(b.plug_merges));
+    blk.push("elevator_merges", JsonValue::UInt(b.elv_merges));
+    blk.push("request_merges", JsonValue::UInt(b.rq_merges));
+    blk.push("queue_rq_calls", JsonValue::UInt(b.queue_rq_calls));
+    blk.push("queue_rq_resource", JsonValue::UInt(b.queue_rq_resource));
+    blk.push("hw_queue_runs", JsonValue::UInt(b.hw_runs));
+    blk.push("tag_waits", JsonValue::UInt(b.tag_waits));
+    blk.push("max_in_flight", JsonValue::UInt(b.max_in_flight as u64));
+    blk.push("block_wait_ns", JsonValue::UInt(b.blk_wait_ns));
+    blk.push(
+        "peak_request_slots",
+        JsonValue::UInt(out.peak_requests as u64),
+    );
+    o.push("block", blk);
+    o.push(
+        "dispatch_inversions",
+        JsonValue::UInt(b.dispatch_inversions),
+    );
+    let mut drv = JsonValue::object();
+    for (k, v) in &out.driver_stats {
+        drv.push(k.clone(), JsonValue::UInt(*v));
+    }
+    o.push("driver_stats", drv);
+    let mut elv = JsonValue::object();
+    for (k, v) in &out.elevator_stats {
+        elv.push(*k, JsonValue::UInt(*v));
+    }
+    o.push("elevator_stats", elv);
+    o
+}
+
+/// The elevator registry lives in blksim-sched; `none` is the absence of an elevator.
+fn make_elevator(
+    name: &str,
+    p: &ElvParams,
+) -> Result<Option<Box<dyn blksim_block::Elevator>>, String> {
+    let _ = p;
+    match name {
+        "none" => Ok(None),
+        other => Err(format!(
+            "I/O scheduler '{other}' is not available in this build (available: none)"
+        )),
+    }
+}

@@ -1,0 +1,712 @@
+//! Behavioural tests of the fio I/O generator against fio's algorithms.
+
+use blksim_core::{Rng, RngStreams};
+use blksim_job::{BsSpec, BsSplit, Ddir, JobSpec, RandomDistribution, RwPattern, SizeOrPct, Zone};
+use blksim_workload::{hash_u64, IoGen, IoU, Region, Zipf};
+
+const K: u64 = 1024;
+const M: u64 = 1024 * 1024;
+
+fn spec(rw: RwPattern) -> JobSpec {
+    JobSpec {
+        name: "t".into(),
+        rw,
+        ..JobSpec::default()
+    }
+}
+
+fn region(start: u64, len: u64, dev: u64) -> Region {
+    Region {
+        start,
+        len,
+        device_bytes: dev,
+    }
+}
+
+fn gen(s: &JobSpec, r: Region) -> IoGen {
+    IoGen::new(s, r, &RngStreams::new(0x89), 0)
+}
+
+fn all(g: &mut IoGen, cap: usize) -> Vec<IoU> {
+    let mut v = Vec::new();
+    while let Some(u) = g.next() {
+        v.push(u);
+        assert!(v.len() <= cap, "generator did not terminate");
+    }
+    v
+}
+
+fn take(g: &mut IoGen, n: usize) -> Vec<IoU> {
+    (0..n).map(|_| g.next().expect("ended early")).collect()
+}
+
+#[test]
+fn sequential_offsets_stop_at_region_end() {
+    let s = spec(RwPattern::Read);
+    let mut g = gen(&s, region(64 * K, M, 16 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 256);
+    for (i, u) in v.iter().enumerate() {
+        assert_eq!(
+            *u,
+            IoU {
+                ddir: Ddir::Read,
+                offset: 64 * K + i as u64 * 4 * K,
+                len: 4 * K
+            }
+        );
+    }
+    assert_eq!(g.issued_bytes(Ddir::Read), M);
+    assert_eq!(g.issued_bytes(Ddir::Write), 0);
+    assert_eq!(g.next(), None);
+}
+
+#[test]
+fn io_size_larger_than_size_wraps() {
+    let mut s = spec(RwPattern::Write);
+    s.io_size = Some(2 * M + 512 * K);
+    let mut g = gen(&s, region(0, M, 16 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 640);
+    assert_eq!(v[256].offset, 0);
+    assert_eq!(v[639].offset, 127 * 4 * K);
+    assert_eq!(g.passes(), 3);
+}
+
+#[test]
+fn time_based_sequential_wraps_forever() {
+    let mut s = spec(RwPattern::Read);
+    s.time_based = true;
+    let mut g = gen(&s, region(M, 64 * K, 16 * M));
+    let v = take(&mut g, 100);
+    for (i, u) in v.iter().enumerate() {
+        assert_eq!(u.offset, M + (i as u64 % 16) * 4 * K);
+    }
+}
+
+#[test]
+fn loops_repeat_the_region() {
+    let mut s = spec(RwPattern::Read);
+    s.loops = 3;
+    let mut g = gen(&s, region(0, 256 * K, 16 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 3 * 64);
+    assert_eq!(v[64].offset, 0);
+    assert_eq!(v[128].offset, 0);
+}
+
+#[test]
+fn write_with_skip_leaves_holes() {
+    // rw=write:4k, bs=4k: 4k written, 4k skipped. The job ends when the next offset passes
+    // the region; the holes are not filled (no io_size given).
+    let mut s = spec(RwPattern::Write);
+    s.rw_seq_skip = 4 * K as i64;
+    let mut g = gen(&s, region(0, M, 4 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 128);
+    for (i, u) in v.iter().enumerate() {
+        assert_eq!(u.offset, i as u64 * 8 * K);
+        assert_eq!(u.ddir, Ddir::Write);
+    }
+}
+
+#[test]
+fn read_backwards_with_negative_skip() {
+    // rw=read:-8k, bs=4k: after the first block fio wraps to the end and walks backwards.
+    let mut s = spec(RwPattern::Read);
+    s.rw_seq_skip = -8 * (K as i64);
+    let mut g = gen(&s, region(0, M, 4 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 256);
+    assert_eq!(v[0].offset, 0);
+    assert_eq!(v[1].offset, M - 8 * K);
+    for w in v[1..].windows(2) {
+        assert_eq!(w[1].offset + 4 * K, w[0].offset, "not backwards: {:?}", w);
+    }
+}
+
+#[test]
+fn randread_map_covers_every_block_once_per_pass() {
+    let mut s = spec(RwPattern::RandRead);
+    s.io_size = Some(3 * 4 * M);
+    let nblocks = (4 * M / (4 * K)) as usize;
+    let mut g = gen(&s, region(8 * M, 4 * M, 64 * M));
+    assert!(g.uses_random_map());
+    let v = all(&mut g, 100_000);
+    assert_eq!(v.len(), 3 * nblocks);
+    for pass in v.chunks(nblocks) {
+        let mut seen = vec![false; nblocks];
+        for u in pass {
+            assert_eq!(u.len, 4 * K);
+            let b = ((u.offset - 8 * M) / (4 * K)) as usize;
+            assert!(!seen[b], "block {b} repeated within a pass");
+            seen[b] = true;
+        }
+        assert!(seen.iter().all(|&x| x));
+    }
+    // randrepeat=1: fio re-seeds at each pass (clear_io_state), so the passes repeat.
+    assert_eq!(v[..nblocks], v[nblocks..2 * nblocks]);
+    // not simply sequential
+    assert!(
+        v[..nblocks]
+            .windows(2)
+            .filter(|w| w[1].offset == w[0].offset + 4 * K)
+            .count()
+            < nblocks / 10
+    );
+}
+
+#[test]
+fn time_based_random_map_starts_a_new_pass_when_full() {
+    let mut s = spec(RwPattern::RandWrite);
+    s.time_based = true;
+    let mut g = gen(&s, region(0, 256 * K, 64 * M));
+    let v = take(&mut g, 64 * 5 + 10);
+    for pass in v.chunks(64).take(5) {
+        let mut offs: Vec<u64> = pass.iter().map(|u| u.offset).collect();
+        offs.sort_unstable();
+        assert_eq!(offs, (0..64).map(|i| i * 4 * K).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn randread_without_randrepeat_passes_differ() {
+    let mut s = spec(RwPattern::RandRead);
+    s.io_size = Some(2 * M);
+    s.randrepeat = false;
+    let mut g = gen(&s, region(0, M, 64 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 512);
+    assert_ne!(v[..256], v[256..]);
+}
+
+#[test]
+fn norandommap_produces_repeats() {
+    let mut s = spec(RwPattern::RandRead);
+    s.norandommap = true;
+    let mut g = gen(&s, region(0, 4 * M, 64 * M));
+    assert!(!g.uses_random_map());
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 1024);
+    let mut seen = std::collections::HashSet::new();
+    let repeats = v.iter().filter(|u| !seen.insert(u.offset)).count();
+    // Birthday bound: ~1024/e distinct misses; expect hundreds of repeats.
+    assert!(repeats > 200, "repeats={repeats}");
+}
+
+#[test]
+fn blockalign_turns_off_the_map_and_aligns() {
+    let mut s = spec(RwPattern::RandRead);
+    s.blockalign = [Some(8 * K), Some(8 * K), Some(8 * K)];
+    let mut g = gen(&s, region(0, 4 * M, 64 * M));
+    assert!(!g.uses_random_map());
+    for u in take(&mut g, 500) {
+        assert_eq!(u.offset % (8 * K), 0);
+    }
+    // blockalign equal to bs keeps the map (fio only complains when it differs)
+    s.blockalign = [Some(4 * K); 3];
+    assert!(gen(&s, region(0, 4 * M, 64 * M)).uses_random_map());
+}
+
+#[test]
+fn rwmixread_70_gives_70_percent_reads() {
+    let mut s = spec(RwPattern::RandRw);
+    s.rwmixread = 70;
+    s.time_based = true;
+    let mut g = gen(&s, region(0, 64 * M, 64 * M));
+    let n = 100_000;
+    let v = take(&mut g, n);
+    let reads = v.iter().filter(|u| u.ddir == Ddir::Read).count() as f64 / n as f64;
+    assert!((reads - 0.70).abs() < 0.005, "read fraction {reads}");
+    assert!(v.iter().any(|u| u.ddir == Ddir::Write));
+    // and the mix is interleaved, not blocky
+    let switches = v.windows(2).filter(|w| w[0].ddir != w[1].ddir).count() as f64 / n as f64;
+    assert!(
+        (switches - 2.0 * 0.7 * 0.3).abs() < 0.02,
+        "switch rate {switches}"
+    );
+}
+
+#[test]
+fn sequential_rw_mix_keeps_per_direction_positions() {
+    let mut s = spec(RwPattern::ReadWrite);
+    s.rwmixread = 50;
+    let mut g = gen(&s, region(0, M, 16 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.iter().map(|u| u.len).sum::<u64>(), M);
+    for d in [Ddir::Read, Ddir::Write] {
+        let offs: Vec<u64> = v.iter().filter(|u| u.ddir == d).map(|u| u.offset).collect();
+        for (i, o) in offs.iter().enumerate() {
+            assert_eq!(*o, i as u64 * 4 * K);
+        }
+    }
+}
+
+#[test]
+fn bssplit_frequencies() {
+    let mut s = spec(RwPattern::RandRead);
+    s.norandommap = true;
+    s.time_based = true;
+    let split = vec![
+        BsSplit { bs: 4 * K, pct: 10 },
+        BsSplit {
+            bs: 64 * K,
+            pct: 50,
+        },
+        BsSplit {
+            bs: 32 * K,
+            pct: 40,
+        },
+    ];
+    s.bs[0] = BsSpec {
+        min: 4 * K,
+        max: 64 * K,
+        split,
+    };
+    let mut g = gen(&s, region(0, 256 * M, 256 * M));
+    let n = 100_000;
+    let v = take(&mut g, n);
+    for (bs, pct) in [(4 * K, 0.10), (32 * K, 0.40), (64 * K, 0.50)] {
+        let f = v.iter().filter(|u| u.len == bs).count() as f64 / n as f64;
+        assert!((f - pct).abs() < 0.01, "bs {bs}: {f} vs {pct}");
+    }
+    assert!(v
+        .iter()
+        .all(|u| u.offset % (4 * K) == 0 && u.offset + u.len <= 256 * M));
+}
+
+#[test]
+fn bsrange_sizes_are_multiples_of_min() {
+    let mut s = spec(RwPattern::RandWrite);
+    s.norandommap = true;
+    s.time_based = true;
+    s.bs[1] = BsSpec {
+        min: 4 * K,
+        max: 16 * K,
+        split: vec![],
+    };
+    let mut g = gen(&s, region(0, 64 * M, 64 * M));
+    let v = take(&mut g, 20_000);
+    let mut counts = [0usize; 5];
+    for u in &v {
+        assert_eq!(u.ddir, Ddir::Write);
+        assert!(u.len >= 4 * K && u.len <= 16 * K);
+        assert_eq!(u.len % (4 * K), 0);
+        counts[(u.len / (4 * K)) as usize] += 1;
+    }
+    // fio: minbs + maxbs*U, aligned down and clamped: 4k/8k/12k/16k equally likely.
+    for c in &counts[1..] {
+        assert!((*c as f64 / 20_000.0 - 0.25).abs() < 0.015, "{counts:?}");
+    }
+    // bs_unaligned allows any size
+    s.bs_unaligned = true;
+    let mut g = gen(&s, region(0, 64 * M, 64 * M));
+    assert!(take(&mut g, 1000).iter().any(|u| u.len % (4 * K) != 0));
+}
+
+#[test]
+fn bsrange_with_map_is_trimmed_to_free_blocks() {
+    let mut s = spec(RwPattern::RandRead);
+    s.bs[0] = BsSpec {
+        min: 4 * K,
+        max: 64 * K,
+        split: vec![],
+    };
+    let mut g = gen(&s, region(0, 4 * M, 64 * M));
+    let v = all(&mut g, 100_000);
+    let mut seen = vec![false; 1024];
+    for u in &v {
+        for b in u.offset / (4 * K)..(u.offset + u.len) / (4 * K) {
+            assert!(!seen[b as usize], "block {b} read twice in one pass");
+            seen[b as usize] = true;
+        }
+    }
+    assert!(seen.iter().all(|&x| x));
+    assert_eq!(g.issued_bytes(Ddir::Read), 4 * M);
+}
+
+/// Exact CDF of fio's `zipf_next` rank (1-based `val`) at `k`, derived from its three
+/// branches: u < 1/ζn → 1; u < (1+2^-θ)/ζn → 2; else 1 + ⌊n·(ηu − η + 1)^α⌋.
+fn fio_zipf_cdf(n: u64, theta: f64, k: u64) -> f64 {
+    let zetan: f64 = (1..=n).map(|i| (1.0 / i as f64).powf(theta)).sum();
+    let zeta2 = 1.0 + 0.5f64.powf(theta);
+    let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+    let u1 = 1.0 / zetan;
+    let u2 = zeta2 / zetan;
+    let g =
+        |k: u64| (((k as f64 / n as f64).powf(1.0 - theta) - (1.0 - eta)) / eta).clamp(0.0, 1.0);
+    if k == 1 {
+        u1 + (g(1) - u2).max(0.0)
+    } else {
+        u2.max(g(k))
+    }
+}
+
+#[test]
+fn zipf_ranks_follow_fio_algorithm_and_zipf_law() {
+    let n = 10_000u64;
+    let theta = 1.2;
+    let mut rng = Rng::from_seed(7);
+    let mut z = Zipf::zipf(n, theta, -1.0, &mut rng);
+    z.disable_hash = true;
+    let draws = 1_000_000;
+    let mut counts = vec![0u64; n as usize + 1];
+    for _ in 0..draws {
+        counts[z.zipf_rank(&mut rng).min(n) as usize] += 1;
+    }
+    let hn: f64 = (1..=n).map(|i| (i as f64).powf(-theta)).sum();
+    let mut cum = 0u64;
+    for k in 1..=n {
+        cum += counts[k as usize - 1];
+        if [1, 2, 3, 5, 10, 30, 100, 300, 1000, 3000, 9000].contains(&k) {
+            let emp = cum as f64 / draws as f64;
+            let exact = fio_zipf_cdf(n, theta, k);
+            assert!((emp - exact).abs() < 0.003, "k={k}: {emp} vs fio {exact}");
+            // and it is a zipf law: close to H(k,θ)/H(n,θ)
+            let law = (1..=k).map(|i| (i as f64).powf(-theta)).sum::<f64>() / hn;
+            assert!((emp - law).abs() < 0.025, "k={k}: {emp} vs zipf {law}");
+        }
+    }
+    // ranks 1 and 2 are exact in fio's algorithm
+    assert!((counts[0] as f64 / draws as f64 - 1.0 / hn).abs() < 0.002);
+    assert!((counts[1] as f64 / draws as f64 - 0.5f64.powf(theta) / hn).abs() < 0.002);
+}
+
+#[test]
+fn zipf_offsets_are_hashed_ranks() {
+    // End to end: rank → __hash_u64 → + rand_off (center 0 ⇒ 0) → % nranges → × bs.
+    let n = 4096u64;
+    let theta = 1.2;
+    let mut s = spec(RwPattern::RandRead);
+    s.random_distribution = RandomDistribution::Zipf { theta, center: 0.0 };
+    s.time_based = true;
+    let mut g = gen(&s, region(0, n * 4 * K, 64 * M));
+    assert!(
+        !g.uses_random_map(),
+        "non-uniform distributions disable the map"
+    );
+    let draws = 300_000;
+    let mut hits = vec![0u64; n as usize];
+    for u in take(&mut g, draws) {
+        hits[(u.offset / (4 * K)) as usize] += 1;
+    }
+    let mut expect = vec![0f64; n as usize];
+    let mut prev = 0.0;
+    for k in 1..=n {
+        let c = fio_zipf_cdf(n, theta, k);
+        expect[(hash_u64(k - 1) % n) as usize] += c - prev;
+        prev = c;
+    }
+    // The hottest blocks are where the hash puts ranks 1, 2, 3...
+    for r in 0..3u64 {
+        let b = (hash_u64(r) % n) as usize;
+        let emp = hits[b] as f64 / draws as f64;
+        assert!(
+            (emp - expect[b]).abs() < 0.004,
+            "rank {r} block {b}: {emp} vs {}",
+            expect[b]
+        );
+    }
+    // Chi-square over blocks with enough expected hits (rest pooled).
+    let (mut chi, mut dof, mut pool_e, mut pool_o) = (0.0, 0usize, 0.0, 0.0);
+    for b in 0..n as usize {
+        let e = expect[b] * draws as f64;
+        if e >= 20.0 {
+            chi += (hits[b] as f64 - e).powi(2) / e;
+            dof += 1;
+        } else {
+            pool_e += e;
+            pool_o += hits[b] as f64;
+        }
+    }
+    chi += (pool_o - pool_e).powi(2) / pool_e;
+    // mean = dof, sd = sqrt(2·dof): allow 5 sd
+    let limit = dof as f64 + 5.0 * (2.0 * dof as f64).sqrt();
+    assert!(chi < limit, "chi2={chi} dof={dof}");
+}
+
+#[test]
+fn pareto_h_0_2_gives_80_20() {
+    let n = 10_000u64;
+    let mut rng = Rng::from_seed(3);
+    let mut p = Zipf::pareto(n, 0.2, -1.0, &mut rng);
+    p.disable_hash = true;
+    let draws = 1_000_000;
+    let mut counts = vec![0u64; n as usize];
+    for _ in 0..draws {
+        counts[p.pareto_rank(&mut rng) as usize] += 1;
+    }
+    // fio: rank = ⌊(n−1)·u^(ln h/ln(1−h))⌋, so P(rank < m) = (m/(n−1))^(ln(1−h)/ln h).
+    let e = (0.8f64).ln() / (0.2f64).ln();
+    for m in [1u64, 10, 100, 2000, 5000] {
+        let emp = counts[..m as usize].iter().sum::<u64>() as f64 / draws as f64;
+        let exact = (m as f64 / (n - 1) as f64).powf(e).min(1.0);
+        assert!((emp - exact).abs() < 0.003, "m={m}: {emp} vs {exact}");
+    }
+    let top20 = counts[..2000].iter().sum::<u64>() as f64 / draws as f64;
+    assert!((top20 - 0.80).abs() < 0.01, "top 20% got {top20}");
+
+    // End to end (hashed): the 20% hottest blocks take ~80% of the I/O.
+    let mut s = spec(RwPattern::RandRead);
+    s.random_distribution = RandomDistribution::Pareto {
+        h: 0.2,
+        center: -1.0,
+    };
+    s.time_based = true;
+    let nb = 5000u64;
+    let mut g = gen(&s, region(0, nb * 4 * K, 64 * M));
+    let draws = 200_000;
+    let mut hits = vec![0u64; nb as usize];
+    for u in take(&mut g, draws) {
+        hits[(u.offset / (4 * K)) as usize] += 1;
+    }
+    hits.sort_unstable_by(|a, b| b.cmp(a));
+    let top = hits[..(nb / 5) as usize].iter().sum::<u64>() as f64 / draws as f64;
+    assert!((0.79..0.86).contains(&top), "hashed top-20% share {top}");
+}
+
+#[test]
+fn normal_distribution_concentrates() {
+    let mut s = spec(RwPattern::RandRead);
+    s.random_distribution = RandomDistribution::Normal {
+        dev_pct: 0.0,
+        center: -1.0,
+    };
+    s.time_based = true;
+    let nb = 10_000u64;
+    let mut g = gen(&s, region(0, nb * 4 * K, 64 * M));
+    let draws = 100_000;
+    let mut hits = vec![0u64; nb as usize];
+    for u in take(&mut g, draws) {
+        hits[(u.offset / (4 * K)) as usize] += 1;
+    }
+    // Irwin–Hall(12)/12 has sd n/12: ±1 sd (~2n/12 = 16.7% of blocks) holds ~68%.
+    hits.sort_unstable_by(|a, b| b.cmp(a));
+    let top = hits[..(nb / 6) as usize].iter().sum::<u64>() as f64 / draws as f64;
+    assert!((0.64..0.72).contains(&top), "top 1/6 share {top}");
+}
+
+#[test]
+fn zoned_hit_fractions() {
+    let mut s = spec(RwPattern::RandRead);
+    s.norandommap = true;
+    s.time_based = true;
+    let zones = vec![
+        Zone {
+            access_pct: 60,
+            size_pct: 10,
+        },
+        Zone {
+            access_pct: 30,
+            size_pct: 20,
+        },
+        Zone {
+            access_pct: 10,
+            size_pct: 70,
+        },
+    ];
+    s.random_distribution = RandomDistribution::Zoned {
+        zones: [zones.clone(), zones.clone(), zones],
+    };
+    let len = 100 * M;
+    let mut g = gen(&s, region(M, len, 128 * M));
+    let n = 100_000;
+    let mut z = [0usize; 3];
+    for u in take(&mut g, n) {
+        let rel = u.offset - M;
+        assert!(rel + u.len <= len);
+        z[if rel < len / 10 {
+            0
+        } else if rel < 3 * len / 10 {
+            1
+        } else {
+            2
+        }] += 1;
+    }
+    for (i, p) in [0.6, 0.3, 0.1].iter().enumerate() {
+        let f = z[i] as f64 / n as f64;
+        assert!((f - p).abs() < 0.01, "zone {i}: {f} vs {p}");
+    }
+}
+
+#[test]
+fn identical_runs_identical_and_jobs_differ() {
+    let mut s = spec(RwPattern::RandRw);
+    s.bs[0] = BsSpec {
+        min: 4 * K,
+        max: 32 * K,
+        split: vec![],
+    };
+    s.io_size = Some(8 * M);
+    let r = region(0, 4 * M, 64 * M);
+    let st = RngStreams::new(0x89);
+    let a = all(&mut IoGen::new(&s, r, &st, 2), 100_000);
+    let b = all(&mut IoGen::new(&s, r, &st, 2), 100_000);
+    let c = all(&mut IoGen::new(&s, r, &st, 3), 100_000);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    let d = all(&mut IoGen::new(&s, r, &RngStreams::new(1), 2), 100_000);
+    assert_ne!(a, d);
+}
+
+#[test]
+fn number_ios_and_io_size_terminate() {
+    let mut s = spec(RwPattern::RandRead);
+    s.number_ios = 100;
+    assert_eq!(
+        all(&mut gen(&s, region(0, 64 * M, 64 * M)), 10_000).len(),
+        100
+    );
+    s.loops = 2;
+    assert_eq!(
+        all(&mut gen(&s, region(0, 64 * M, 64 * M)), 10_000).len(),
+        200
+    );
+
+    let mut s = spec(RwPattern::Read);
+    s.io_size = Some(64 * K);
+    let v = all(&mut gen(&s, region(0, 64 * M, 64 * M)), 10_000);
+    assert_eq!(v.len(), 16);
+
+    let mut s = spec(RwPattern::RandWrite);
+    s.io_size = Some(100 * K);
+    s.bs[1] = BsSpec::fixed(8 * K);
+    let mut g = gen(&s, region(0, 64 * M, 64 * M));
+    // fio issues while issued < io_size, so the last I/O may overshoot
+    assert_eq!(all(&mut g, 10_000).len(), 13);
+    assert_eq!(g.issued_bytes(Ddir::Write), 104 * K);
+}
+
+#[test]
+fn trimwrite_trims_then_writes_same_block() {
+    for rw in [RwPattern::TrimWrite, RwPattern::RandTrimWrite] {
+        let s = spec(rw);
+        let mut g = gen(&s, region(0, M, 64 * M));
+        let v = all(&mut g, 10_000);
+        assert_eq!(v.len(), 512, "{rw:?}");
+        for p in v.chunks(2) {
+            assert_eq!(p[0].ddir, Ddir::Trim);
+            assert_eq!(p[1].ddir, Ddir::Write);
+            assert_eq!((p[0].offset, p[0].len), (p[1].offset, p[1].len));
+        }
+        assert_eq!(g.issued_bytes(Ddir::Trim), M);
+        assert_eq!(g.issued_bytes(Ddir::Write), M);
+    }
+}
+
+#[test]
+fn randread_n_runs_sequentially_between_random_offsets() {
+    let mut s = spec(RwPattern::RandRead);
+    s.rw_nr_random = 8;
+    let mut g = gen(&s, region(0, 64 * M, 64 * M));
+    let v = take(&mut g, 64);
+    // fio: the first 7 continue from the start, the 8th is random, and so on.
+    for (i, u) in v.iter().enumerate().take(7) {
+        assert_eq!(u.offset, i as u64 * 4 * K);
+    }
+    for i in 8..64 {
+        if i % 8 != 7 {
+            assert_eq!(v[i].offset, v[i - 1].offset + 4 * K, "i={i}");
+        }
+    }
+    let jumps = (1..64)
+        .filter(|&i| v[i].offset != v[i - 1].offset + 4 * K)
+        .count();
+    assert!(jumps >= 6, "jumps={jumps}");
+
+    s.rw_sequencer_identical = true;
+    let mut g = gen(&s, region(0, 64 * M, 64 * M));
+    let v = take(&mut g, 32);
+    for i in 8..32 {
+        if i % 8 != 7 {
+            assert_eq!(v[i].offset, v[i - 1].offset, "i={i}");
+        }
+    }
+}
+
+#[test]
+fn percentage_random_mixes_sequential() {
+    let mut s = spec(RwPattern::RandRead);
+    s.percentage_random = [0, 100, 100];
+    let mut g = gen(&s, region(0, M, 64 * M));
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 256);
+    for (i, u) in v.iter().enumerate() {
+        assert_eq!(u.offset, i as u64 * 4 * K);
+    }
+    s.percentage_random = [30, 100, 100];
+    s.time_based = true;
+    s.norandommap = true;
+    let mut g = gen(&s, region(0, 256 * M, 256 * M));
+    let v = take(&mut g, 20_000);
+    let seq = v
+        .windows(2)
+        .filter(|w| w[1].offset == w[0].offset + 4 * K)
+        .count() as f64
+        / 19_999.0;
+    assert!((seq - 0.70).abs() < 0.02, "sequential share {seq}");
+}
+
+#[test]
+fn region_resolution() {
+    let mut s = spec(RwPattern::Read);
+    s.size = Some(SizeOrPct::Bytes(M));
+    s.offset = SizeOrPct::Bytes(4 * M);
+    s.offset_increment = 2 * M;
+    assert_eq!(
+        Region::resolve(&s, 0, 64 * M).unwrap(),
+        region(4 * M, M, 64 * M)
+    );
+    assert_eq!(
+        Region::resolve(&s, 3, 64 * M).unwrap(),
+        region(10 * M, M, 64 * M)
+    );
+    // clamped at the device end
+    assert_eq!(
+        Region::resolve(&s, 0, 4 * M + 512 * K).unwrap().len,
+        512 * K
+    );
+    assert!(Region::resolve(&s, 30, 64 * M).is_err());
+    // percentages: offset aligned up, size of the device aligned down
+    s.offset = SizeOrPct::PctMilli(10_000); // 10%
+    s.size = Some(SizeOrPct::PctMilli(50_000));
+    s.offset_increment = 0;
+    let r = Region::resolve(&s, 0, 10 * M + 5).unwrap();
+    assert_eq!(r.start % (4 * K), 0);
+    assert!(r.start >= M);
+    assert_eq!(r.len % (4 * K), 0);
+    // offset_increment=N%: clone × N% of the device, aligned up
+    s.offset = SizeOrPct::Bytes(0);
+    s.offset_increment_pct = Some(12_500); // 12.5%
+    let r = Region::resolve(&s, 3, 10 * M + 5).unwrap();
+    // fio: increment = pct × size / 100 (truncated), then × clone, then aligned up
+    assert_eq!(r.start, ((10 * M + 5) / 8 * 3).div_ceil(4 * K) * 4 * K);
+    s.offset_increment_pct = None;
+    // no size: rest of the device
+    s.size = None;
+    s.offset = SizeOrPct::Bytes(M);
+    assert_eq!(Region::resolve(&s, 0, 8 * M).unwrap().len, 7 * M);
+    // nrfiles × filesize
+    s.filesize = Some(M);
+    s.nrfiles = 3;
+    assert_eq!(Region::resolve(&s, 0, 8 * M).unwrap().len, 3 * M);
+    // too small
+    s.filesize = Some(K);
+    s.nrfiles = 1;
+    assert!(Region::resolve(&s, 0, 8 * M).is_err());
+}
+
+#[test]
+fn invalid_distribution_parameters_are_errors() {
+    let mut s = spec(RwPattern::RandRead);
+    s.random_distribution = RandomDistribution::Zipf {
+        theta: 1.0,
+        center: -1.0,
+    };
+    assert!(IoGen::try_new(&s, region(0, M, M), &RngStreams::new(1), 0).is_err());
+    s.random_distribution = RandomDistribution::Pareto {
+        h: 1.5,
+        center: -1.0,
+    };
+    assert!(IoGen::try_new(&s, region(0, M, M), &RngStreams::new(1), 0).is_err());
+}
