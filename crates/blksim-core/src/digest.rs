@@ -12,7 +12,10 @@ pub struct Digest {
 
 impl Default for Digest {
     fn default() -> Self {
-        Digest { h: 0xcbf2_9ce4_8422_2325, n: 0 }
+        Digest {
+            h: 0xcbf2_9ce4_8422_2325,
+            n: 0,
+        }
     }
 }
 

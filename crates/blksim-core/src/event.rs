@@ -47,7 +47,11 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            seq: 0,
+            now: 0,
+        }
     }
 
     /// Current virtual time: the time of the last event popped.
@@ -57,8 +61,16 @@ impl<E> EventQueue<E> {
 
     /// Schedule `ev` at absolute time `at`. Scheduling in the past is a bug in the caller.
     pub fn push(&mut self, at: Ns, ev: E) {
-        assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
-        self.heap.push(Entry { time: at, seq: self.seq, ev });
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
+        self.heap.push(Entry {
+            time: at,
+            seq: self.seq,
+            ev,
+        });
         self.seq += 1;
     }
 

@@ -121,14 +121,18 @@ mod tests {
     #[test]
     fn streams_are_reproducible_and_distinct() {
         let s = RngStreams::new(42);
-        let a: Vec<u64> = (0..4).map({
-            let mut r = s.stream("a");
-            move |_| r.next_u64()
-        }).collect();
-        let a2: Vec<u64> = (0..4).map({
-            let mut r = s.stream("a");
-            move |_| r.next_u64()
-        }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
         let mut b = s.stream("b");
         assert_eq!(a, a2);
         assert_ne!(a[0], b.next_u64());

@@ -19,7 +19,11 @@ impl<T> Default for Slab<T> {
 
 impl<T> Slab<T> {
     pub fn new() -> Self {
-        Slab { slots: Vec::new(), free: Vec::new(), live: 0 }
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+        }
     }
 
     pub fn insert(&mut self, v: T) -> u32 {
@@ -36,7 +40,9 @@ impl<T> Slab<T> {
 
     /// Remove and return the value; panics if the slot is empty (a double free is a bug).
     pub fn remove(&mut self, id: u32) -> T {
-        let v = self.slots[id as usize].take().expect("slab: double free or bad id");
+        let v = self.slots[id as usize]
+            .take()
+            .expect("slab: double free or bad id");
         self.free.push(id);
         self.live -= 1;
         v

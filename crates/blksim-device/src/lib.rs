@@ -1,1 +1,11 @@
-//! blksim-device
+//! blksim-device: device models below the driver boundary.
+//!
+//! * [`emmc`]: an eMMC card as a pure timing model (bus modes and framing, command overheads,
+//!   NAND read/program/erase, volatile cache, and two FTLs: page-mapped with garbage collection
+//!   and allocation-unit (log-block) mapped), plus the parameter table (`card.*` and `host.*`
+//!   keys) that profiles and `--set=` use. The MMC block driver and host paths that sit on top of
+//!   it are in `blksim-mmc`.
+//! * `null_blk`: owned by the lead (reserved module name below).
+
+pub mod emmc;
+// pub mod null_blk;

@@ -12,8 +12,10 @@
 //! Errors use the file name [`COMMAND_LINE`] and the argument's index as the line.
 
 use crate::error::{ParseError, COMMAND_LINE};
-use crate::jobfile::{apply_opts, is_global_name, replace_keywords, Builder, Keywords, RawOpt, Section};
-use crate::options::{find_option, finalize, unknown_option_message, Support};
+use crate::jobfile::{
+    apply_opts, is_global_name, replace_keywords, Builder, Keywords, RawOpt, Section,
+};
+use crate::options::{finalize, find_option, unknown_option_message, Support};
 use crate::spec::JobSet;
 
 /// One fio option from the command line.
@@ -40,7 +42,13 @@ pub fn split_cli_options(args: &[String]) -> (Vec<CliOption>, Vec<(usize, String
     while i < args.len() {
         let a = &args[i];
         if a == "--" {
-            other.extend(args[i..].iter().cloned().enumerate().map(|(k, s)| (i + k, s)));
+            other.extend(
+                args[i..]
+                    .iter()
+                    .cloned()
+                    .enumerate()
+                    .map(|(k, s)| (i + k, s)),
+            );
             break;
         }
         let body = a.strip_prefix("--").or_else(|| a.strip_prefix('-'));
@@ -59,7 +67,11 @@ pub fn split_cli_options(args: &[String]) -> (Vec<CliOption>, Vec<(usize, String
                     value = Some(args[i + 1].clone());
                     i += 1;
                 }
-                fio.push(CliOption { index: idx, key, value });
+                fio.push(CliOption {
+                    index: idx,
+                    key,
+                    value,
+                });
             }
             None => other.push((i, a.clone())),
         }
@@ -86,7 +98,12 @@ fn not_an_option(idx: usize, a: &str) -> ParseError {
             let key = b.split_once('=').map_or(b, |(k, _)| k);
             ParseError::new(COMMAND_LINE, idx, None, unknown_option_message(key))
         }
-        _ => ParseError::new(COMMAND_LINE, idx, None, format!("unexpected argument '{a}' (expected --option=value)")),
+        _ => ParseError::new(
+            COMMAND_LINE,
+            idx,
+            None,
+            format!("unexpected argument '{a}' (expected --option=value)"),
+        ),
     }
 }
 
@@ -104,12 +121,18 @@ pub fn jobs_from_cli(opts: &[CliOption]) -> Result<JobSet, ParseError> {
     let kw = Keywords::default();
     let mut sections: Vec<Section> = Vec::new();
     for o in opts {
-        let d = find_option(&o.key)
-            .ok_or_else(|| ParseError::new(COMMAND_LINE, o.index, None, unknown_option_message(&o.key)))?;
+        let d = find_option(&o.key).ok_or_else(|| {
+            ParseError::new(COMMAND_LINE, o.index, None, unknown_option_message(&o.key))
+        })?;
         if d.name == "name" {
             let name = o.value.as_deref().map(str::trim).unwrap_or("");
             if name.is_empty() {
-                return Err(ParseError::new(COMMAND_LINE, o.index, Some("name"), "requires a value"));
+                return Err(ParseError::new(
+                    COMMAND_LINE,
+                    o.index,
+                    Some("name"),
+                    "requires a value",
+                ));
             }
             let is_global = is_global_name(name);
             sections.push(Section {
@@ -117,7 +140,11 @@ pub fn jobs_from_cli(opts: &[CliOption]) -> Result<JobSet, ParseError> {
                 is_global,
                 origin: COMMAND_LINE.to_string(),
                 // fio lists `name` among a command-line job's options.
-                opts: if is_global { Vec::new() } else { vec![raw(o, &kw)] },
+                opts: if is_global {
+                    Vec::new()
+                } else {
+                    vec![raw(o, &kw)]
+                },
                 implicit_stonewall: false,
             });
             continue;
@@ -150,8 +177,9 @@ pub fn apply_overrides(set: &mut JobSet, opts: &[CliOption]) -> Result<(), Parse
     let kw = Keywords::default();
     let mut raws = Vec::with_capacity(opts.len());
     for o in opts {
-        let d = find_option(&o.key)
-            .ok_or_else(|| ParseError::new(COMMAND_LINE, o.index, None, unknown_option_message(&o.key)))?;
+        let d = find_option(&o.key).ok_or_else(|| {
+            ParseError::new(COMMAND_LINE, o.index, None, unknown_option_message(&o.key))
+        })?;
         if d.name == "name" {
             return Err(ParseError::new(
                 COMMAND_LINE,
@@ -177,7 +205,10 @@ pub fn apply_overrides(set: &mut JobSet, opts: &[CliOption]) -> Result<(), Parse
 
 /// [`apply_overrides`] for `(key, value)` pairs; an empty value is a bare key. Error "lines"
 /// are the pair's 1-based position.
-pub fn apply_override_pairs(set: &mut JobSet, pairs: &[(String, String)]) -> Result<(), ParseError> {
+pub fn apply_override_pairs(
+    set: &mut JobSet,
+    pairs: &[(String, String)],
+) -> Result<(), ParseError> {
     let opts: Vec<CliOption> = pairs
         .iter()
         .enumerate()

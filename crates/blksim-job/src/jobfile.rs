@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::ParseError;
-use crate::options::{apply_option, find_option, finalize, unknown_option_message, OptionDesc};
+use crate::options::{apply_option, finalize, find_option, unknown_option_message, OptionDesc};
 use crate::spec::{JobSet, JobSpec};
 
 /// Values of fio's reserved keywords `$pagesize`, `$ncpus` and `$mb_memory` (init.c
@@ -29,7 +29,11 @@ pub struct Keywords {
 
 impl Default for Keywords {
     fn default() -> Self {
-        Keywords { pagesize: 4096, ncpus: 2, mb_memory: 24576 }
+        Keywords {
+            pagesize: 4096,
+            ncpus: 2,
+            mb_memory: 24576,
+        }
     }
 }
 
@@ -66,11 +70,15 @@ pub(crate) fn is_global_name(name: &str) -> bool {
 
 /// Resolve, apply (in priority order) and record a section's options. Returns the
 /// `(canonical name, value)` pairs for the JSON options object.
-pub(crate) fn apply_opts(spec: &mut JobSpec, opts: &[RawOpt]) -> Result<Vec<(String, String)>, ParseError> {
+pub(crate) fn apply_opts(
+    spec: &mut JobSpec,
+    opts: &[RawOpt],
+) -> Result<Vec<(String, String)>, ParseError> {
     let mut resolved: Vec<(&'static OptionDesc, &RawOpt)> = Vec::with_capacity(opts.len());
     for o in opts {
-        let d = find_option(&o.key)
-            .ok_or_else(|| ParseError::new(&o.file, o.line, None, unknown_option_message(&o.key)))?;
+        let d = find_option(&o.key).ok_or_else(|| {
+            ParseError::new(&o.file, o.line, None, unknown_option_message(&o.key))
+        })?;
         resolved.push((d, o));
     }
     let mut order: Vec<usize> = (0..resolved.len()).collect();
@@ -94,7 +102,10 @@ pub(crate) struct Builder {
 
 impl Builder {
     pub fn new() -> Self {
-        Builder { global: JobSpec::default(), set: JobSet::default() }
+        Builder {
+            global: JobSpec::default(),
+            set: JobSet::default(),
+        }
     }
 
     pub fn add(&mut self, sec: &Section) -> Result<(), ParseError> {
@@ -212,7 +223,9 @@ impl Reader<'_> {
                 let inner = p
                     .strip_prefix('[')
                     .and_then(|s| s.strip_suffix(']'))
-                    .ok_or_else(|| err(format!("malformed section header '{p}' (expected [name])")))?;
+                    .ok_or_else(|| {
+                        err(format!("malformed section header '{p}' (expected [name])"))
+                    })?;
                 let name = inner.trim();
                 if name.is_empty() {
                     return Err(err("empty section name '[]'".into()));
@@ -245,28 +258,44 @@ impl Reader<'_> {
             let Some(sec) = self.sections.last_mut() else {
                 return Err(err(format!("option '{key}' outside of [] job section")));
             };
-            sec.opts.push(RawOpt { key: key.to_string(), value, file: file.to_string(), line: lineno });
+            sec.opts.push(RawOpt {
+                key: key.to_string(),
+                value,
+                file: file.to_string(),
+                line: lineno,
+            });
         }
         Ok(())
     }
 
     /// `include file`: lines of another file, relative to the including file's directory.
-    fn include(&mut self, target: &str, file: &str, lineno: usize, depth: usize) -> Result<(), ParseError> {
+    fn include(
+        &mut self,
+        target: &str,
+        file: &str,
+        lineno: usize,
+        depth: usize,
+    ) -> Result<(), ParseError> {
         let err = |m: String| ParseError::new(file, lineno, None, m);
         let target = expand_env(target, self.env);
         if target.is_empty() {
             return Err(err("include needs a file name".into()));
         }
         if depth + 1 > MAX_INCLUDE_DEPTH {
-            return Err(err(format!("includes nested too deeply (more than {MAX_INCLUDE_DEPTH})")));
+            return Err(err(format!(
+                "includes nested too deeply (more than {MAX_INCLUDE_DEPTH})"
+            )));
         }
         let path = Path::new(&target);
         let path: PathBuf = if path.is_absolute() {
             path.to_path_buf()
         } else {
-            Path::new(file).parent().map_or_else(|| path.to_path_buf(), |d| d.join(path))
+            Path::new(file)
+                .parent()
+                .map_or_else(|| path.to_path_buf(), |d| d.join(path))
         };
-        let text = read_text(&path).map_err(|e| err(format!("cannot include '{}': {e}", path.display())))?;
+        let text = read_text(&path)
+            .map_err(|e| err(format!("cannot include '{}': {e}", path.display())))?;
         self.read(&text, &path.display().to_string(), depth + 1)
     }
 }
@@ -305,7 +334,12 @@ pub fn parse_job_str_with(
     env: &dyn Fn(&str) -> Option<String>,
     kw: &Keywords,
 ) -> Result<JobSet, ParseError> {
-    let mut r = Reader { env, kw, sections: Vec::new(), pending_stonewall: false };
+    let mut r = Reader {
+        env,
+        kw,
+        sections: Vec::new(),
+        pending_stonewall: false,
+    };
     r.read(text, file_name, 0)?;
     let mut b = Builder::new();
     for s in &r.sections {
@@ -332,7 +366,12 @@ pub fn parse_job_files_with(
     env: &dyn Fn(&str) -> Option<String>,
     kw: &Keywords,
 ) -> Result<JobSet, ParseError> {
-    let mut r = Reader { env, kw, sections: Vec::new(), pending_stonewall: false };
+    let mut r = Reader {
+        env,
+        kw,
+        sections: Vec::new(),
+        pending_stonewall: false,
+    };
     for (i, path) in paths.iter().enumerate() {
         let name = path.display().to_string();
         let text = read_text(path)
@@ -344,6 +383,9 @@ pub fn parse_job_files_with(
     for s in &r.sections {
         b.add(s)?;
     }
-    let last = paths.last().map(|p| p.display().to_string()).unwrap_or_default();
+    let last = paths
+        .last()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     b.finish(&last)
 }

@@ -132,7 +132,9 @@ pub struct OptionDesc {
 
 impl std::fmt::Debug for OptionDesc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OptionDesc").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("OptionDesc")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -576,8 +578,14 @@ const VERIFY_VALUES: [(&str, &str); 19] = [
     ("md5", "Use md5 checksums for verification"),
     ("crc64", "Use crc64 checksums for verification"),
     ("crc32", "Use crc32 checksums for verification"),
-    ("crc32c-intel", "Use crc32c checksums for verification (hw assisted, if available)"),
-    ("crc32c", "Use crc32c checksums for verification (hw assisted, if available)"),
+    (
+        "crc32c-intel",
+        "Use crc32c checksums for verification (hw assisted, if available)",
+    ),
+    (
+        "crc32c",
+        "Use crc32c checksums for verification (hw assisted, if available)",
+    ),
     ("crc16", "Use crc16 checksums for verification"),
     ("crc7", "Use crc7 checksums for verification"),
     ("sha1", "Use sha1 checksums for verification"),
@@ -612,16 +620,18 @@ pub fn find_option(name: &str) -> Option<&'static OptionDesc> {
 
 /// The known option name (or alias) nearest to `name`, if it is close enough to be a likely
 /// typo: optimal-string-alignment distance (a transposition counts 1) of at most half the
-/// length, fio's `string_distance_ok` threshold. Ties go to the first in table order.
+/// length, fio's `string_distance_ok` threshold. Names are compared in lower case (fio's
+/// names are all lower case, so `BS` suggests `bs`). Ties go to the first in table order.
 pub fn suggest(name: &str) -> Option<&'static str> {
     let len = name.chars().count();
     if len == 0 || len > 64 {
         return None;
     }
+    let lower = name.to_lowercase();
     let mut best: Option<(usize, &'static str)> = None;
     for o in OPTIONS {
         for cand in std::iter::once(&o.name).chain(o.aliases.iter()) {
-            let d = osa_distance(name, cand);
+            let d = osa_distance(&lower, cand);
             if best.is_none_or(|(bd, _)| d < bd) {
                 best = Some((d, cand));
             }
@@ -703,8 +713,14 @@ pub(crate) fn add_note(spec: &mut JobSpec, note: String) {
 
 fn set_ignored(j: &mut JobSpec, o: &'static OptionDesc, _v: &str) -> Result<(), String> {
     let note = match o.support {
-        Support::NoMeaning => format!("note: option '{}' has no meaning in a simulation; ignored", o.name),
-        _ => format!("note: option '{}' is not modelled by blksim; ignored", o.name),
+        Support::NoMeaning => format!(
+            "note: option '{}' has no meaning in a simulation; ignored",
+            o.name
+        ),
+        _ => format!(
+            "note: option '{}' is not modelled by blksim; ignored",
+            o.name
+        ),
     };
     add_note(j, note);
     Ok(())
@@ -899,7 +915,11 @@ fn block_size(v: &str, kb: u32) -> Result<u64, String> {
 /// split whenever one is set, so a later `bs` doesn't undo an inherited `bssplit`.
 fn set_fixed_or_range(j: &mut JobSpec, o: &OptionDesc, d: usize, lo: u64, hi: u64) {
     if j.bs[d].split.is_empty() {
-        j.bs[d] = BsSpec { min: lo, max: hi, split: Vec::new() };
+        j.bs[d] = BsSpec {
+            min: lo,
+            max: hi,
+            split: Vec::new(),
+        };
     } else {
         add_note(
             j,
@@ -962,12 +982,19 @@ pub(crate) fn parse_bssplit(s: &str, kb: u32) -> Result<BsSpec, String> {
     }
     let given: u32 = entries.iter().filter_map(|e| e.1).sum();
     if given > 100 {
-        return Err(format!("bssplit percentages add up to {given}, more than 100"));
+        return Err(format!(
+            "bssplit percentages add up to {given}, more than 100"
+        ));
     }
     let missing = entries.iter().filter(|e| e.1.is_none()).count() as u32;
-    let share = if missing > 0 { (100 - given) / missing } else { 0 };
-    let mut split: Vec<BsSplit> =
-        entries.iter().map(|&(bs, p)| BsSplit { bs, pct: p.unwrap_or(share) }).collect();
+    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let mut split: Vec<BsSplit> = entries
+        .iter()
+        .map(|&(bs, p)| BsSplit {
+            bs,
+            pct: p.unwrap_or(share),
+        })
+        .collect();
     split.sort_by_key(|e| e.bs);
     let total: u32 = split.iter().map(|e| e.pct).sum();
     if let Some(last) = split.last_mut() {
@@ -1058,11 +1085,46 @@ const ASYNC_ENGINES: [&str; 3] = ["libaio", "io_uring", "posixaio"];
 /// fio engines blksim knows but can't simulate (their I/O isn't block I/O on one device, or
 /// needs special hardware).
 const OTHER_ENGINES: [&str; 40] = [
-    "mmap", "splice", "sg", "net", "netsplice", "cpuio", "rdma", "falloc", "e4defrag", "mtd",
-    "external", "filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete",
-    "dev-dax", "libpmem", "http", "nbd", "rados", "rbd", "windowsaio", "solarisaio", "guasi",
-    "binject", "gfapi", "gfapi_async", "libhdfs", "libiscsi", "nfs", "xnvme", "io_uring_cmd",
-    "libcufile", "ftruncate", "exec", "dfs", "libzbc", "pmemblk",
+    "mmap",
+    "splice",
+    "sg",
+    "net",
+    "netsplice",
+    "cpuio",
+    "rdma",
+    "falloc",
+    "e4defrag",
+    "mtd",
+    "external",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "dev-dax",
+    "libpmem",
+    "http",
+    "nbd",
+    "rados",
+    "rbd",
+    "windowsaio",
+    "solarisaio",
+    "guasi",
+    "binject",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "libiscsi",
+    "nfs",
+    "xnvme",
+    "io_uring_cmd",
+    "libcufile",
+    "ftruncate",
+    "exec",
+    "dfs",
+    "libzbc",
+    "pmemblk",
 ];
 
 fn set_ioengine(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
@@ -1077,8 +1139,15 @@ fn set_ioengine(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), 
         j.ioengine = IoEngine::Null;
     } else {
         let supported: Vec<&str> = o.values.iter().map(|(n, _)| *n).collect();
-        let what = if OTHER_ENGINES.contains(&name) { "is not supported by blksim" } else { "is unknown" };
-        return Err(format!("ioengine '{name}' {what} (supported: {})", supported.join(", ")));
+        let what = if OTHER_ENGINES.contains(&name) {
+            "is not supported by blksim"
+        } else {
+            "is unknown"
+        };
+        return Err(format!(
+            "ioengine '{name}' {what} (supported: {})",
+            supported.join(", ")
+        ));
     }
     Ok(())
 }
@@ -1088,7 +1157,11 @@ fn set_iodepth(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), S
     Ok(())
 }
 
-fn set_iodepth_batch_submit(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+fn set_iodepth_batch_submit(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
     j.iodepth_batch_submit = u32_of(v, j.kb_base, 0, MAX_DEPTH)?;
     Ok(())
 }
@@ -1143,7 +1216,9 @@ fn set_norandommap(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(
 
 /// `dist:value[:center]` (fio `str_random_distribution_cb` / `split_parse_distr`).
 fn dist_params(rest: Option<&str>, default: f64) -> Result<(f64, Option<f64>), String> {
-    let Some(rest) = rest else { return Ok((default, None)) };
+    let Some(rest) = rest else {
+        return Ok((default, None));
+    };
     let (val, center) = match rest.split_once(':') {
         Some((v, c)) => (v, Some(c)),
         None => (rest, None),
@@ -1153,7 +1228,9 @@ fn dist_params(rest: Option<&str>, default: f64) -> Result<(f64, Option<f64>), S
         Some(c) => {
             let c = parse_float(c)?;
             if !(0.0..=1.0).contains(&c) {
-                return Err(format!("distribution center {c} out of range (0 <= center <= 1.0)"));
+                return Err(format!(
+                    "distribution center {c} out of range (0 <= center <= 1.0)"
+                ));
             }
             Some(c)
         }
@@ -1172,13 +1249,22 @@ fn parse_zones(s: &str, kb: u32, absolute: bool) -> Result<(Vec<Zone>, Vec<ZoneA
             return Err("too many zones (at most 256 per direction)".into());
         }
         let (p, r) = e.split_once('/').unwrap_or((e, ""));
-        let pct = if p.trim().is_empty() { None } else { Some(u32_of(p, kb, 0, 100)?) };
+        let pct = if p.trim().is_empty() {
+            None
+        } else {
+            Some(u32_of(p, kb, 0, 100)?)
+        };
         let range = if r.trim().is_empty() {
             None
         } else if absolute {
             Some(parse_size(r, kb)?)
         } else {
-            Some(u64::from(u32_of(r.trim().trim_end_matches('%'), kb, 0, 100)?))
+            Some(u64::from(u32_of(
+                r.trim().trim_end_matches('%'),
+                kb,
+                0,
+                100,
+            )?))
         };
         raw.push((pct, range));
     }
@@ -1186,18 +1272,24 @@ fn parse_zones(s: &str, kb: u32, absolute: bool) -> Result<(Vec<Zone>, Vec<ZoneA
         return Err("no zones given".into());
     }
     let perc: u32 = raw.iter().filter_map(|z| z.0).sum();
-    let sperc: u64 = if absolute { 0 } else { raw.iter().filter_map(|z| z.1).sum() };
+    let sperc: u64 = if absolute {
+        0
+    } else {
+        raw.iter().filter_map(|z| z.1).sum()
+    };
     if perc > 100 || sperc > 100 {
         return Err("zone percentages add up to more than 100%".into());
     }
     let perc_missing = raw.iter().filter(|z| z.0.is_none()).count() as u32;
     let sperc_missing = raw.iter().filter(|z| z.1.is_none()).count() as u64;
-    let perc_share = if perc_missing > 0 { (100 - perc) / perc_missing } else { 0 };
+    let perc_share = (100 - perc).checked_div(perc_missing).unwrap_or(0);
     let total: u32 = perc + perc_share * perc_missing;
     if total < 100 && perc_missing == 0 {
-        return Err(format!("access percentages don't add up to 100 for the zoned distribution (got {perc})"));
+        return Err(format!(
+            "access percentages don't add up to 100 for the zoned distribution (got {perc})"
+        ));
     }
-    let sperc_share = if sperc_missing > 0 { (100 - sperc) / sperc_missing } else { 0 };
+    let sperc_share = (100 - sperc).checked_div(sperc_missing).unwrap_or(0);
     let mut zones = Vec::new();
     let mut abs = Vec::new();
     for (p, r) in raw {
@@ -1206,7 +1298,10 @@ fn parse_zones(s: &str, kb: u32, absolute: bool) -> Result<(Vec<Zone>, Vec<ZoneA
             let size = r.ok_or("zoned_abs needs a size for every zone (pct/size)")?;
             abs.push(ZoneAbs { access_pct, size });
         } else {
-            zones.push(Zone { access_pct, size_pct: r.unwrap_or(sperc_share) as u32 });
+            zones.push(Zone {
+                access_pct,
+                size_pct: r.unwrap_or(sperc_share) as u32,
+            });
         }
     }
     Ok((zones, abs))
@@ -1303,7 +1398,11 @@ fn set_random_generator(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Res
         // itself for regions over 2^32 blocks, so both are honoured.
         "tausworthe" | "tausworthe64" => Ok(()),
         "lfsr" => {
-            add_note(j, "note: option 'random_generator=lfsr' is not modelled by blksim; using tausworthe".into());
+            add_note(
+                j,
+                "note: option 'random_generator=lfsr' is not modelled by blksim; using tausworthe"
+                    .into(),
+            );
             Ok(())
         }
         _ => Err(invalid_choice(v, o)),
@@ -1313,7 +1412,9 @@ fn set_random_generator(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Res
 fn set_zonemode(_: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     match v.trim() {
         "none" => Ok(()),
-        m @ ("strided" | "zbd") => Err(format!("zonemode '{m}' is not supported by blksim (only 'none')")),
+        m @ ("strided" | "zbd") => Err(format!(
+            "zonemode '{m}' is not supported by blksim (only 'none')"
+        )),
         m => Err(format!("invalid value '{m}' (valid: none, strided, zbd)")),
     }
 }
@@ -1417,7 +1518,11 @@ fn set_kb_base(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), S
     j.kb_base = match v.trim() {
         "1024" => 1024,
         "1000" => 1000,
-        t => return Err(format!("invalid value '{t}' (kb_base must be 1000 or 1024)")),
+        t => {
+            return Err(format!(
+                "invalid value '{t}' (kb_base must be 1000 or 1024)"
+            ))
+        }
     };
     Ok(())
 }
@@ -1524,7 +1629,11 @@ fn describe(o: &OptionDesc, out: &mut String) {
         let _ = writeln!(out, "{:>20}: {}", "alias", o.aliases.join(", "));
     }
     let _ = writeln!(out, "{:>20}: {}", "type", o.kind.help());
-    let def = if o.default.is_empty() { "no default" } else { o.default };
+    let def = if o.default.is_empty() {
+        "no default"
+    } else {
+        o.default
+    };
     let _ = writeln!(out, "{:>20}: {}", "default", def);
     let _ = writeln!(out, "{:>20}: {}", "category", o.category.name());
     let _ = writeln!(out, "{:>20}: {}", "blksim", support_text(o.support));
@@ -1589,6 +1698,8 @@ mod tests {
         assert_eq!(suggest("iodepht"), Some("iodepth"));
         assert_eq!(suggest("runtim"), Some("runtime"));
         assert_eq!(suggest("rwmixred"), Some("rwmixread"));
+        assert_eq!(suggest("BS"), Some("bs"));
+        assert_eq!(suggest("timout"), Some("timeout"));
         assert_eq!(suggest("xyzzyplugh"), None);
     }
 
@@ -1612,7 +1723,9 @@ mod tests {
         let got: Vec<(u64, u32)> = b.split.iter().map(|e| (e.bs, e.pct)).collect();
         assert_eq!(got, vec![(1024, 25), (4096, 50), (32768, 25)]);
         assert_eq!((b.min, b.max), (1024, 32768));
-        assert!(parse_bssplit("4k/60:8k/50", 1024).unwrap_err().contains("more than 100"));
+        assert!(parse_bssplit("4k/60:8k/50", 1024)
+            .unwrap_err()
+            .contains("more than 100"));
         // Three blanks share 100 as 33/33/33; the leftover 1% goes to the largest size.
         let b = parse_bssplit("4k/:8k/:16k/", 1024).unwrap();
         let got: Vec<u32> = b.split.iter().map(|e| e.pct).collect();

@@ -46,7 +46,10 @@ impl RwPattern {
         )
     }
     pub fn has_read(self) -> bool {
-        matches!(self, RwPattern::Read | RwPattern::RandRead | RwPattern::ReadWrite | RwPattern::RandRw)
+        matches!(
+            self,
+            RwPattern::Read | RwPattern::RandRead | RwPattern::ReadWrite | RwPattern::RandRw
+        )
     }
     pub fn has_write(self) -> bool {
         matches!(
@@ -101,7 +104,11 @@ pub struct BsSpec {
 
 impl BsSpec {
     pub fn fixed(bs: u64) -> Self {
-        BsSpec { min: bs, max: bs, split: Vec::new() }
+        BsSpec {
+            min: bs,
+            max: bs,
+            split: Vec::new(),
+        }
     }
 }
 
@@ -110,15 +117,28 @@ impl BsSpec {
 pub enum RandomDistribution {
     Random,
     /// `zipf:theta[:center]`. `center` (0.0..=1.0) shifts the hot spot; default 0.0.
-    Zipf { theta: f64, center: f64 },
+    Zipf {
+        theta: f64,
+        center: f64,
+    },
     /// `pareto:h[:center]`, 0 < h < 1; center default 0.0.
-    Pareto { h: f64, center: f64 },
+    Pareto {
+        h: f64,
+        center: f64,
+    },
     /// `normal:dev_pct[:center]`, 0 <= dev_pct < 100; center default 0.5.
-    Normal { dev_pct: f64, center: f64 },
+    Normal {
+        dev_pct: f64,
+        center: f64,
+    },
     /// `zoned:pct/range%:...` per direction (index by Ddir).
-    Zoned { zones: [Vec<Zone>; 3] },
+    Zoned {
+        zones: [Vec<Zone>; 3],
+    },
     /// `zoned_abs:pct/size:...`
-    ZonedAbs { zones: [Vec<ZoneAbs>; 3] },
+    ZonedAbs {
+        zones: [Vec<ZoneAbs>; 3],
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -285,7 +305,11 @@ impl Default for JobSpec {
             rw_nr_random: 1,
             rw_sequencer_identical: false,
             rwmixread: 50,
-            bs: [BsSpec::fixed(4096), BsSpec::fixed(4096), BsSpec::fixed(4096)],
+            bs: [
+                BsSpec::fixed(4096),
+                BsSpec::fixed(4096),
+                BsSpec::fixed(4096),
+            ],
             blockalign: [None, None, None],
             bs_unaligned: false,
             size: None,
@@ -376,7 +400,8 @@ impl JobSpec {
     /// `iodepth_batch_complete_max` as fio uses it: never below `iodepth_batch_complete_min`
     /// (init.c `fixup_options`).
     pub fn effective_iodepth_batch_complete_max(&self) -> u32 {
-        self.iodepth_batch_complete_max.max(self.iodepth_batch_complete_min)
+        self.iodepth_batch_complete_max
+            .max(self.iodepth_batch_complete_min)
     }
 
     /// `iodepth_low` as fio uses it: unset, 0 or more than `iodepth` means `iodepth`

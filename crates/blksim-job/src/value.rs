@@ -38,7 +38,11 @@ pub(crate) fn size_suffix_mult(suffix: &str, kb_base: u32) -> Option<u64> {
         b'p' => 5,
         _ => return None,
     };
-    let (base, other) = if kb_base == 1000 { (1000u64, 1024u64) } else { (1024u64, 1000u64) };
+    let (base, other) = if kb_base == 1000 {
+        (1000u64, 1024u64)
+    } else {
+        (1024u64, 1000u64)
+    };
     // The first byte is ASCII, so slicing after it is on a char boundary.
     let mult = match &s[1..] {
         "" | "b" => base,
@@ -90,12 +94,14 @@ pub(crate) fn parse_size(s: &str, kb_base: u32) -> Result<u64, String> {
         return Err("missing value".into());
     }
     if s.starts_with('(') {
-        return eval_expr(s, Unit::Size(kb_base)).map_err(|e| format!("invalid expression '{s}': {e}"));
+        return eval_expr(s, Unit::Size(kb_base))
+            .map_err(|e| format!("invalid expression '{s}': {e}"));
     }
     let bad = || format!("invalid size '{s}' ({SIZE_HINT})");
     let (n, suffix) = split_uint(s).ok_or_else(bad)?;
     let mult = size_suffix_mult(suffix, kb_base).ok_or_else(bad)?;
-    n.checked_mul(mult).ok_or_else(|| format!("size '{s}' is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size '{s}' is too large"))
 }
 
 /// A size that may be negative (`rw=read:-8k`).
@@ -121,17 +127,25 @@ pub(crate) fn parse_pct_milli(s: &str) -> Result<u64, String> {
     if int_part.is_empty() && frac_part.is_empty() {
         return Err(bad());
     }
-    if !int_part.bytes().all(|b| b.is_ascii_digit()) || !frac_part.bytes().all(|b| b.is_ascii_digit()) {
+    if !int_part.bytes().all(|b| b.is_ascii_digit())
+        || !frac_part.bytes().all(|b| b.is_ascii_digit())
+    {
         return Err(bad());
     }
-    let ip: u64 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| bad())? };
+    let ip: u64 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().map_err(|_| bad())?
+    };
     let mut frac = 0u64;
     let mut scale = 100u64;
     for b in frac_part.bytes().take(3) {
         frac += u64::from(b - b'0') * scale;
         scale /= 10;
     }
-    ip.checked_mul(1000).and_then(|v| v.checked_add(frac)).ok_or_else(bad)
+    ip.checked_mul(1000)
+        .and_then(|v| v.checked_add(frac))
+        .ok_or_else(bad)
 }
 
 /// `size`/`offset`: bytes or `N%` (fio `str_size_cb`/`str_offset_cb` via `parse_is_percent`).
@@ -141,7 +155,9 @@ pub(crate) fn parse_size_or_pct(s: &str, kb_base: u32) -> Result<SizeOrPct, Stri
     if let Some(p) = t.strip_suffix('%') {
         let v = parse_pct_milli(p)?;
         if v == 0 || v > 100_000 {
-            return Err(format!("percentage '{t}' out of range (must be more than 0% and at most 100%)"));
+            return Err(format!(
+                "percentage '{t}' out of range (must be more than 0% and at most 100%)"
+            ));
         }
         Ok(SizeOrPct::PctMilli(v))
     } else {
@@ -157,17 +173,24 @@ pub(crate) fn parse_time_ns(s: &str, default_ns: u64) -> Result<u64, String> {
         return Err("missing value".into());
     }
     if t.starts_with('(') {
-        return eval_expr(t, Unit::Time(default_ns)).map_err(|e| format!("invalid expression '{t}': {e}"));
+        return eval_expr(t, Unit::Time(default_ns))
+            .map_err(|e| format!("invalid expression '{t}': {e}"));
     }
     let bad = || format!("invalid time '{t}' ({TIME_HINT})");
-    let num_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let num_end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(num_end);
     let unit_ns = time_unit_ns(unit, default_ns).ok_or_else(bad)?;
     let (ip, fp) = num.split_once('.').unwrap_or((num, ""));
     if ip.is_empty() && fp.is_empty() || fp.contains('.') {
         return Err(bad());
     }
-    let ipv: u64 = if ip.is_empty() { 0 } else { ip.parse().map_err(|_| bad())? };
+    let ipv: u64 = if ip.is_empty() {
+        0
+    } else {
+        ip.parse().map_err(|_| bad())?
+    };
     let too_big = || format!("time '{t}' is too large");
     let mut total = ipv.checked_mul(unit_ns).ok_or_else(too_big)?;
     // Fraction: digits × unit / 10^len, computed digit by digit to stay in integers.
@@ -177,7 +200,9 @@ pub(crate) fn parse_time_ns(s: &str, default_ns: u64) -> Result<u64, String> {
         if scale == 0 {
             break;
         }
-        total = total.checked_add(u64::from(b - b'0') * scale).ok_or_else(too_big)?;
+        total = total
+            .checked_add(u64::from(b - b'0') * scale)
+            .ok_or_else(too_big)?;
     }
     Ok(total)
 }
@@ -215,7 +240,9 @@ pub(crate) fn parse_bool(s: &str) -> Result<bool, String> {
 /// A finite floating-point number (`1.2`, `99.99`).
 pub(crate) fn parse_float(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    let ok = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
+    let ok = !t.is_empty()
+        && t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
     match t.parse::<f64>() {
         Ok(v) if ok && v.is_finite() => Ok(v),
         _ => Err(format!("invalid number '{t}'")),
@@ -305,11 +332,19 @@ pub(crate) enum Unit {
 }
 
 pub(crate) fn eval_expr(s: &str, unit: Unit) -> Result<u64, String> {
-    let mut p = Expr { s: s.as_bytes(), pos: 0, unit, depth: 0 };
+    let mut p = Expr {
+        s: s.as_bytes(),
+        pos: 0,
+        unit,
+        depth: 0,
+    };
     let v = p.sum()?;
     p.skip_ws();
     if p.pos != p.s.len() {
-        return Err(format!("unexpected '{}'", String::from_utf8_lossy(&p.s[p.pos..])));
+        return Err(format!(
+            "unexpected '{}'",
+            String::from_utf8_lossy(&p.s[p.pos..])
+        ));
     }
     if !v.is_finite() {
         return Err("result is not a finite number".into());
@@ -424,13 +459,16 @@ impl Expr<'_> {
                 self.pos += 1;
             }
             let txt = std::str::from_utf8(&s[hs..self.pos]).map_err(|_| "bad number")?;
-            v = u64::from_str_radix(txt, 16).map_err(|_| format!("invalid hex number '0x{txt}'"))? as f64;
+            v = u64::from_str_radix(txt, 16).map_err(|_| format!("invalid hex number '0x{txt}'"))?
+                as f64;
         } else {
             while self.pos < s.len() && (s[self.pos].is_ascii_digit() || s[self.pos] == b'.') {
                 self.pos += 1;
             }
             let txt = std::str::from_utf8(&s[start..self.pos]).map_err(|_| "bad number")?;
-            v = txt.parse::<f64>().map_err(|_| format!("invalid number '{txt}'"))?;
+            v = txt
+                .parse::<f64>()
+                .map_err(|_| format!("invalid number '{txt}'"))?;
         }
         let us = self.pos;
         while self.pos < s.len() && s[self.pos].is_ascii_alphabetic() {
@@ -504,9 +542,18 @@ mod tests {
 
     #[test]
     fn percent() {
-        assert_eq!(parse_size_or_pct("50%", 1024), Ok(SizeOrPct::PctMilli(50_000)));
-        assert_eq!(parse_size_or_pct("12.5%", 1024), Ok(SizeOrPct::PctMilli(12_500)));
-        assert_eq!(parse_size_or_pct("100%", 1024), Ok(SizeOrPct::PctMilli(100_000)));
+        assert_eq!(
+            parse_size_or_pct("50%", 1024),
+            Ok(SizeOrPct::PctMilli(50_000))
+        );
+        assert_eq!(
+            parse_size_or_pct("12.5%", 1024),
+            Ok(SizeOrPct::PctMilli(12_500))
+        );
+        assert_eq!(
+            parse_size_or_pct("100%", 1024),
+            Ok(SizeOrPct::PctMilli(100_000))
+        );
         assert_eq!(parse_size_or_pct("1g", 1024), Ok(SizeOrPct::Bytes(1 << 30)));
         assert!(parse_size_or_pct("0%", 1024).is_err());
         assert!(parse_size_or_pct("101%", 1024).is_err());
@@ -541,7 +588,10 @@ mod tests {
         assert_eq!(parse_range("4k-1k", sz), Ok((1024, 4096)));
         assert_eq!(parse_range("4k", sz), Ok((4096, 4096)));
         assert_eq!(split_ddir("8k"), Ok([Some("8k"), Some("8k"), Some("8k")]));
-        assert_eq!(split_ddir("8k,32k"), Ok([Some("8k"), Some("32k"), Some("32k")]));
+        assert_eq!(
+            split_ddir("8k,32k"),
+            Ok([Some("8k"), Some("32k"), Some("32k")])
+        );
         assert_eq!(split_ddir("8k,32k,"), Ok([Some("8k"), Some("32k"), None]));
         assert_eq!(split_ddir(",8k"), Ok([None, Some("8k"), Some("8k")]));
         assert_eq!(split_ddir("8k,"), Ok([Some("8k"), None, None]));

@@ -7,12 +7,15 @@ use std::path::{Path, PathBuf};
 use blksim_job::*;
 
 fn reference(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference").join(sub)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/reference")
+        .join(sub)
 }
 
 fn fio_files(sub: &str) -> Vec<PathBuf> {
     let dir = reference(sub);
-    let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e} (reference material missing)", dir.display()));
+    let rd = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (reference material missing)", dir.display()));
     let mut files: Vec<PathBuf> = rd
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "fio"))
@@ -46,7 +49,11 @@ fn check_dir(sub: &str) -> usize {
                 assert!(e.file.ends_with(&fname), "{e}");
                 assert_eq!(e.line, *line, "{e}");
                 assert_eq!(e.option.as_deref(), Some(*opt), "{e}");
-                assert!(e.to_string().starts_with(&format!("{}:{line}: ", path.display())), "{e}");
+                assert!(
+                    e.to_string()
+                        .starts_with(&format!("{}:{line}: ", path.display())),
+                    "{e}"
+                );
             }
             (Ok(_), Some(_)) => panic!("{fname} parsed but was expected to fail"),
             (Err(e), None) => panic!("{fname} failed: {e}"),
@@ -72,11 +79,17 @@ fn examples_have_the_documented_meaning() {
     let s = p("aio-read.fio");
     let depths: Vec<u32> = s.jobs.iter().map(|j| j.iodepth).collect();
     assert_eq!(depths, [4, 32, 8, 16]);
-    assert!(s.jobs.iter().all(|j| j.direct && j.bs[0].min == 128 * 1024 && j.rw == RwPattern::RandRead));
+    assert!(s
+        .jobs
+        .iter()
+        .all(|j| j.direct && j.bs[0].min == 128 * 1024 && j.rw == RwPattern::RandRead));
 
     let s = p("fio-rand-RW.fio");
     let j = &s.jobs[0];
-    assert_eq!((j.name.as_str(), j.rwmixread, j.numjobs, j.iodepth), ("file1", 60, 4, 16));
+    assert_eq!(
+        (j.name.as_str(), j.rwmixread, j.numjobs, j.iodepth),
+        ("file1", 60, 4, 16)
+    );
     assert!(j.time_based && j.runtime_ns == 900_000_000_000);
     assert_eq!(j.size, Some(SizeOrPct::Bytes(10 << 30)));
 
@@ -91,18 +104,26 @@ fn examples_have_the_documented_meaning() {
     let s = p("iometer-file-access-server.fio");
     assert_eq!(s.jobs[0].bs[1].min, 512);
     // Inherited from [global], like every global option.
-    assert_eq!(s.jobs[0].description.as_deref(), Some("Emulation of Intel IOmeter File Server Access Pattern"));
+    assert_eq!(
+        s.jobs[0].description.as_deref(),
+        Some("Emulation of Intel IOmeter File Server Access Pattern")
+    );
     assert_eq!(s.global_options[0].0, "description");
 
     let s = p("tiobench-example.fio");
     assert_eq!(s.jobs.len(), 4);
-    assert!(s.jobs.iter().all(|j| j.numjobs == 4 && j.runtime_ns == 60_000_000_000));
+    assert!(s
+        .jobs
+        .iter()
+        .all(|j| j.numjobs == 4 && j.runtime_ns == 60_000_000_000));
     let sw: Vec<bool> = s.jobs.iter().map(|j| j.stonewall).collect();
     assert_eq!(sw, [false, true, true, true]);
 
     let s = p("surface-scan.fio");
     assert_eq!(s.jobs[0].filename.as_deref(), Some("datafile.tmp"));
-    assert!(s.jobs[0].thread && s.jobs[0].verify.as_deref() == Some("meta") && !s.jobs[0].do_verify);
+    assert!(
+        s.jobs[0].thread && s.jobs[0].verify.as_deref() == Some("meta") && !s.jobs[0].do_verify
+    );
     assert_eq!(s.jobs[0].effective_depth(), 1);
 
     let s = p("backwards-read.fio");
@@ -116,6 +137,13 @@ fn examples_have_the_documented_meaning() {
     assert!(s.jobs[0].gtod_reduce && s.jobs[0].ioengine == IoEngine::Null);
 
     let s = parse_job_file(&reference("fio-samples").join("numjobs_group.fio")).unwrap();
-    assert_eq!(s.global_options.len(), 6, "bare group_reporting is left out, as in fio's JSON");
-    assert_eq!(s.jobs[1].raw_options, vec![("rw".into(), "read".into()), ("bs".into(), "128k".into())]);
+    assert_eq!(
+        s.global_options.len(),
+        6,
+        "bare group_reporting is left out, as in fio's JSON"
+    );
+    assert_eq!(
+        s.jobs[1].raw_options,
+        vec![("rw".into(), "read".into()), ("bs".into(), "128k".into())]
+    );
 }

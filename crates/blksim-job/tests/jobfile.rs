@@ -49,7 +49,8 @@ fn sizes_follow_kb_base_both_ways() {
 
 #[test]
 fn percent_hex_and_arithmetic() {
-    let s = parse("[a]\nsize=50%\noffset=12.5%\noffset_increment=10%\nbs=(4*1024)\nrandseed=0x1234\n");
+    let s =
+        parse("[a]\nsize=50%\noffset=12.5%\noffset_increment=10%\nbs=(4*1024)\nrandseed=0x1234\n");
     let j = &s.jobs[0];
     assert_eq!(j.size, Some(SizeOrPct::PctMilli(50_000)));
     assert_eq!(j.offset, SizeOrPct::PctMilli(12_500));
@@ -68,7 +69,8 @@ fn per_direction_lists() {
     assert_eq!(bs(2), vec![4096, 8192, 8192]);
     assert_eq!(bs(3), vec![512, 512, 16384]);
 
-    let s = parse("[a]\nrate=1m,500k\nrate_iops=,100\npercentage_random=10,20\nblockalign=4k,,512\n");
+    let s =
+        parse("[a]\nrate=1m,500k\nrate_iops=,100\npercentage_random=10,20\nblockalign=4k,,512\n");
     let j = &s.jobs[0];
     assert_eq!(j.rate, [1 << 20, 500 * 1024, 500 * 1024]);
     assert_eq!(j.rate_iops, [0, 100, 100]);
@@ -85,7 +87,11 @@ fn per_direction_lists() {
 #[test]
 fn bssplit_remainder_and_errors() {
     let s = parse("[a]\nbssplit=4k/50:1k/:32k/\n");
-    let sp: Vec<(u64, u32)> = s.jobs[0].bs[R].split.iter().map(|e| (e.bs, e.pct)).collect();
+    let sp: Vec<(u64, u32)> = s.jobs[0].bs[R]
+        .split
+        .iter()
+        .map(|e| (e.bs, e.pct))
+        .collect();
     assert_eq!(sp, vec![(1024, 25), (4096, 50), (32768, 25)]);
     assert_eq!(s.jobs[0].bs[W], s.jobs[0].bs[R]);
 
@@ -116,14 +122,23 @@ fn global_applies_only_below_and_accumulates() {
     let a = &s.jobs[0];
     assert_eq!((a.bs[R].min, a.rw, a.iodepth), (8192, RwPattern::Read, 1));
     let b = &s.jobs[1];
-    assert_eq!((b.bs[R].min, b.rw, b.iodepth), (8192, RwPattern::RandWrite, 4));
+    assert_eq!(
+        (b.bs[R].min, b.rw, b.iodepth),
+        (8192, RwPattern::RandWrite, 4)
+    );
     let c = &s.jobs[2];
-    assert_eq!((c.bs[R].min, c.rw, c.iodepth), (16384, RwPattern::RandWrite, 2));
+    assert_eq!(
+        (c.bs[R].min, c.rw, c.iodepth),
+        (16384, RwPattern::RandWrite, 2)
+    );
     // JSON objects: globals in order, jobs only their own options.
     let g: Vec<&str> = s.global_options.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(g, ["bs", "rw", "iodepth", "bs"]);
     assert!(s.jobs[0].raw_options.is_empty());
-    assert_eq!(s.jobs[2].raw_options, vec![("iodepth".to_string(), "2".to_string())]);
+    assert_eq!(
+        s.jobs[2].raw_options,
+        vec![("iodepth".to_string(), "2".to_string())]
+    );
     assert_eq!(s.jobs[0].origin, "job.fio:3");
 }
 
@@ -140,7 +155,10 @@ fn raw_options_use_canonical_names_and_skip_bare_keys() {
     let j = &s.jobs[0];
     assert_eq!(
         j.raw_options,
-        vec![("runtime".to_string(), "60".to_string()), ("rw".to_string(), "randrw".to_string())]
+        vec![
+            ("runtime".to_string(), "60".to_string()),
+            ("rw".to_string(), "randrw".to_string())
+        ]
     );
     assert!(j.time_based && j.stonewall);
     assert_eq!(j.runtime_ns, 60_000_000_000);
@@ -148,7 +166,8 @@ fn raw_options_use_canonical_names_and_skip_bare_keys() {
 
 #[test]
 fn stonewall_and_new_group() {
-    let s = parse("[a]\n[b]\nstonewall\n[c]\nwait_for_previous\n[d]\nnew_group\n[e]\nstonewall=0\n");
+    let s =
+        parse("[a]\n[b]\nstonewall\n[c]\nwait_for_previous\n[d]\nnew_group\n[e]\nstonewall=0\n");
     let sw: Vec<bool> = s.jobs.iter().map(|j| j.stonewall).collect();
     assert_eq!(sw, [false, true, true, false, false]);
     assert!(s.jobs[3].new_group);
@@ -156,7 +175,9 @@ fn stonewall_and_new_group() {
 
 #[test]
 fn valueless_booleans() {
-    let s = parse("[a]\ntime_based\ngroup_reporting\nnorandommap\nthread\ndirect\nbs_unaligned\nend_fsync\n");
+    let s = parse(
+        "[a]\ntime_based\ngroup_reporting\nnorandommap\nthread\ndirect\nbs_unaligned\nend_fsync\n",
+    );
     let j = &s.jobs[0];
     assert!(j.time_based && j.group_reporting && j.norandommap && j.thread && j.direct);
     assert!(j.bs_unaligned && j.end_fsync);
@@ -186,8 +207,13 @@ fn env_vars_and_keywords() {
     assert_eq!(j.io_size, Some(8 * 24576));
     assert_eq!(j.raw_options[0], ("size".to_string(), "64m".to_string()));
 
-    let kw = Keywords { pagesize: 16384, ncpus: 8, mb_memory: 1024 };
-    let s = parse_job_str_with("[a]\nbs=$pagesize\nnumjobs=$ncpus\n", "j.fio", &no_env, &kw).unwrap();
+    let kw = Keywords {
+        pagesize: 16384,
+        ncpus: 8,
+        mb_memory: 1024,
+    };
+    let s =
+        parse_job_str_with("[a]\nbs=$pagesize\nnumjobs=$ncpus\n", "j.fio", &no_env, &kw).unwrap();
     assert_eq!((s.jobs[0].bs[R].min, s.jobs[0].numjobs), (16384, 8));
 }
 
@@ -205,7 +231,8 @@ fn comments_inline_and_whole_line() {
 
 #[test]
 fn rwmix_last_wins() {
-    let s = parse("[a]\nrw=randrw\nrwmixread=60\nrwmixwrite=30\n[b]\nrwmixwrite=30\nrwmixread=60\n");
+    let s =
+        parse("[a]\nrw=randrw\nrwmixread=60\nrwmixwrite=30\n[b]\nrwmixwrite=30\nrwmixread=60\n");
     assert_eq!(s.jobs[0].rwmixread, 70);
     assert_eq!(s.jobs[1].rwmixread, 60);
     let s = parse("[global]\nrwmixread=80\n[a]\nrwmixwrite=10\n");
@@ -214,12 +241,23 @@ fn rwmix_last_wins() {
 
 #[test]
 fn rw_postfix() {
-    let s = parse("[a]\nrw=write:4k\n[b]\nrw=randread:8\n[c]\nrw=read:-8k\n[d]\nrw=randread:8\nrw=randread\n");
-    assert_eq!((s.jobs[0].rw, s.jobs[0].rw_seq_skip), (RwPattern::Write, 4096));
-    assert_eq!((s.jobs[1].rw, s.jobs[1].rw_nr_random), (RwPattern::RandRead, 8));
+    let s = parse(
+        "[a]\nrw=write:4k\n[b]\nrw=randread:8\n[c]\nrw=read:-8k\n[d]\nrw=randread:8\nrw=randread\n",
+    );
+    assert_eq!(
+        (s.jobs[0].rw, s.jobs[0].rw_seq_skip),
+        (RwPattern::Write, 4096)
+    );
+    assert_eq!(
+        (s.jobs[1].rw, s.jobs[1].rw_nr_random),
+        (RwPattern::RandRead, 8)
+    );
     assert_eq!(s.jobs[1].rw_seq_skip, 0);
     assert_eq!(s.jobs[2].rw_seq_skip, -8192);
-    assert_eq!(s.jobs[3].rw_nr_random, 1, "setting rw again resets the postfix");
+    assert_eq!(
+        s.jobs[3].rw_nr_random, 1,
+        "setting rw again resets the postfix"
+    );
     let e = err("[a]\nrw=randread:x\n");
     assert_eq!((e.line, e.option.as_deref()), (2, Some("rw")));
     let e = err("[a]\nrw=sideways\n");
@@ -229,14 +267,21 @@ fn rw_postfix() {
 #[test]
 fn sync_engine_effective_depth_is_one() {
     let s = parse("[a]\nioengine=psync\niodepth=16\n[b]\nioengine=libaio\niodepth=16\n[c]\nioengine=null\niodepth=8\n[d]\niodepth=4\n");
-    assert_eq!(s.jobs[0].iodepth, 16, "configured depth is kept for the header");
+    assert_eq!(
+        s.jobs[0].iodepth, 16,
+        "configured depth is kept for the header"
+    );
     assert_eq!(s.jobs[0].effective_depth(), 1);
     assert!(s.jobs[0].notes.iter().any(|n| n.contains("capped at 1")));
     assert_eq!(s.jobs[1].effective_depth(), 16);
     assert_eq!(s.jobs[1].ioengine, IoEngine::Async("libaio"));
     assert_eq!(s.jobs[2].ioengine, IoEngine::Null);
     assert_eq!(s.jobs[2].effective_depth(), 8);
-    assert_eq!(s.jobs[3].ioengine, IoEngine::Sync("psync"), "psync is the default");
+    assert_eq!(
+        s.jobs[3].ioengine,
+        IoEngine::Sync("psync"),
+        "psync is the default"
+    );
     assert_eq!(s.jobs[3].effective_depth(), 1);
     for e in ["sync", "vsync", "pvsync", "pvsync2"] {
         let s = parse(&format!("[a]\nioengine={e}\niodepth=32\n"));
@@ -267,10 +312,19 @@ fn times_and_distributions() {
     assert_eq!(a.startdelay_ns, (1_000_000_000, 3_000_000_000));
     assert_eq!(a.thinktime_ns, 100_000);
     assert_eq!(a.thinktime_blocks, 4);
-    assert_eq!(a.random_distribution, RandomDistribution::Zipf { theta: 1.2, center: 0.0 });
+    assert_eq!(
+        a.random_distribution,
+        RandomDistribution::Zipf {
+            theta: 1.2,
+            center: 0.0
+        }
+    );
     match &s.jobs[1].random_distribution {
         RandomDistribution::Zoned { zones } => {
-            let z: Vec<(u32, u32)> = zones[0].iter().map(|z| (z.access_pct, z.size_pct)).collect();
+            let z: Vec<(u32, u32)> = zones[0]
+                .iter()
+                .map(|z| (z.access_pct, z.size_pct))
+                .collect();
             assert_eq!(z, vec![(50, 5), (30, 15), (20, 80)]);
             assert_eq!(zones[1], zones[0]);
             assert_eq!(zones[2], zones[0]);
@@ -279,13 +333,37 @@ fn times_and_distributions() {
     }
     match &s.jobs[2].random_distribution {
         RandomDistribution::ZonedAbs { zones } => {
-            assert_eq!(zones[0][1], ZoneAbs { access_pct: 50, size: 100 << 30 });
-            assert_eq!(zones[1], vec![ZoneAbs { access_pct: 100, size: 1 << 30 }]);
+            assert_eq!(
+                zones[0][1],
+                ZoneAbs {
+                    access_pct: 50,
+                    size: 100 << 30
+                }
+            );
+            assert_eq!(
+                zones[1],
+                vec![ZoneAbs {
+                    access_pct: 100,
+                    size: 1 << 30
+                }]
+            );
         }
         d => panic!("{d:?}"),
     }
-    assert_eq!(s.jobs[3].random_distribution, RandomDistribution::Normal { dev_pct: 5.0, center: 0.3 });
-    assert_eq!(s.jobs[4].random_distribution, RandomDistribution::Pareto { h: 0.9, center: 0.0 });
+    assert_eq!(
+        s.jobs[3].random_distribution,
+        RandomDistribution::Normal {
+            dev_pct: 5.0,
+            center: 0.3
+        }
+    );
+    assert_eq!(
+        s.jobs[4].random_distribution,
+        RandomDistribution::Pareto {
+            h: 0.9,
+            center: 0.0
+        }
+    );
     let e = err("[a]\nrandom_distribution=zipf:1.0\n");
     assert!(e.message.contains("1.0"), "{e}");
     let e = err("[a]\nrandom_distribution=zoned:50/5:30/15\n");
@@ -299,7 +377,10 @@ fn percentiles_and_reporting() {
     assert_eq!(j.percentile_list, vec![99.5, 99.9]);
     assert!(j.gtod_reduce && !j.clat_percentiles && !j.lat_percentiles);
     assert_eq!(j.unified_rw_reporting, "mixed");
-    let many = (1..=21).map(|i| i.to_string()).collect::<Vec<_>>().join(":");
+    let many = (1..=21)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(":");
     let e = err(&format!("[a]\npercentile_list={many}\n"));
     assert!(e.message.contains("at most 20"), "{e}");
 }
@@ -309,13 +390,21 @@ fn ignored_options_add_one_note_each() {
     let s = parse("[global]\ncpus_allowed=0-3\n[a]\ncpus_allowed=1\nwrite_bw_log\nflow=2\nrandom_generator=lfsr\n[b]\n");
     let a = &s.jobs[0];
     assert_eq!(
-        a.notes.iter().filter(|n| n.contains("'cpus_allowed' has no meaning in a simulation")).count(),
+        a.notes
+            .iter()
+            .filter(|n| n.contains("'cpus_allowed' has no meaning in a simulation"))
+            .count(),
         1
     );
     assert!(a.notes.iter().any(|n| n.contains("'write_bw_log'")));
     assert!(a.notes.iter().any(|n| n.contains("'flow' is not modelled")));
     assert!(a.notes.iter().any(|n| n.contains("lfsr")));
-    assert_eq!(s.jobs[1].notes.len(), 1, "inherited from [global]: {:?}", s.jobs[1].notes);
+    assert_eq!(
+        s.jobs[1].notes.len(),
+        1,
+        "inherited from [global]: {:?}",
+        s.jobs[1].notes
+    );
 }
 
 #[test]
@@ -325,7 +414,11 @@ fn include_is_relative_to_the_including_file() {
     std::fs::create_dir_all(&sub).unwrap();
     std::fs::write(sub.join("common.fio"), "bs=16k\ninclude deeper.fio\n").unwrap();
     std::fs::write(sub.join("deeper.fio"), "iodepth=8 ; nested include\n").unwrap();
-    std::fs::write(dir.join("main.fio"), "[global]\ninclude sub/common.fio\n[a]\nrw=randread\n").unwrap();
+    std::fs::write(
+        dir.join("main.fio"),
+        "[global]\ninclude sub/common.fio\n[a]\nrw=randread\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("bad.fio"), "[a]\ninclude missing.fio\n").unwrap();
     std::fs::write(sub.join("sect.fio"), "[b]\nbs=1k\n").unwrap();
     std::fs::write(dir.join("sect.fio"), "[a]\ninclude sub/sect.fio\n").unwrap();
@@ -340,7 +433,10 @@ fn include_is_relative_to_the_including_file() {
     assert_eq!(e.line, 2);
     assert!(e.message.contains("missing.fio"), "{e}");
     let e = parse_job_file(&dir.join("sect.fio")).unwrap_err();
-    assert!(e.file.ends_with("sect.fio") && e.line == 1 && e.message.contains("no new sections"), "{e}");
+    assert!(
+        e.file.ends_with("sect.fio") && e.line == 1 && e.message.contains("no new sections"),
+        "{e}"
+    );
     let e = parse_job_file(&dir.join("self.fio")).unwrap_err();
     assert!(e.message.contains("nested too deeply"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
@@ -358,7 +454,10 @@ fn several_files_get_an_implicit_stonewall_and_share_global() {
     assert_eq!((s.jobs[2].bs[R].min, s.jobs[2].iodepth), (8192, 2));
     let e = parse_job_files(&[dir.join("one.fio"), dir.join("nope.fio")]).unwrap_err();
     assert!(e.file.ends_with("nope.fio") && e.line == 0, "{e}");
-    assert!(e.to_string().contains("nope.fio: cannot read job file"), "{e}");
+    assert!(
+        e.to_string().contains("nope.fio: cannot read job file"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -370,7 +469,10 @@ fn errors_name_file_line_and_option() {
         "job.fio:14: option 'bs': invalid size '4q' (expected a number with an optional k/m/g/t/p suffix)"
     );
     let e = err("[a]\nrw=read\niodepht=4\n");
-    assert_eq!(e.to_string(), "job.fio:3: unknown option 'iodepht' (did you mean 'iodepth'?)");
+    assert_eq!(
+        e.to_string(),
+        "job.fio:3: unknown option 'iodepht' (did you mean 'iodepth'?)"
+    );
     let e = err("bs=4k\n[a]\n");
     assert_eq!((e.line, e.message.contains("outside")), (1, true));
     let e = err("[a\nbs=4k\n");

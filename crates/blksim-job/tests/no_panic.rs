@@ -26,12 +26,96 @@ impl Rng {
 }
 
 const PIECES: &[&str] = &[
-    "0", "1", "4", "8", "16", "100", "101", "4096", "0x", "0x1f", "k", "K", "ki", "kib", "KiB", "m", "g", "t", "p",
-    "b", "z", "%", "50%", "12.5%", ",", ",,", ":", "::", "-", "/", "(", ")", "((", "*", "^", "+", "/0", "%0", ".",
-    "1e400", "inf", "nan", "-8k", "99999999999999999999999", "18446744073709551615", "${", "}", "${HOME}", "${X}",
-    "$pagesize", "$ncpus", "$mb_memory", "=", "==", "[", "]", "[global]", ";", "#", " ", "\t", "\r", "é", "\u{0}",
-    "\u{feff}", "漢", "read", "randrw", "zipf", "zoned", "zoned_abs", "normal", "pareto", "sequence", "libaio",
-    "psync", "null", "mtd", "s", "ms", "us", "h", "d", "msec", "usec", "include", "global", "4k/50", "1k/", "/20",
+    "0",
+    "1",
+    "4",
+    "8",
+    "16",
+    "100",
+    "101",
+    "4096",
+    "0x",
+    "0x1f",
+    "k",
+    "K",
+    "ki",
+    "kib",
+    "KiB",
+    "m",
+    "g",
+    "t",
+    "p",
+    "b",
+    "z",
+    "%",
+    "50%",
+    "12.5%",
+    ",",
+    ",,",
+    ":",
+    "::",
+    "-",
+    "/",
+    "(",
+    ")",
+    "((",
+    "*",
+    "^",
+    "+",
+    "/0",
+    "%0",
+    ".",
+    "1e400",
+    "inf",
+    "nan",
+    "-8k",
+    "99999999999999999999999",
+    "18446744073709551615",
+    "${",
+    "}",
+    "${HOME}",
+    "${X}",
+    "$pagesize",
+    "$ncpus",
+    "$mb_memory",
+    "=",
+    "==",
+    "[",
+    "]",
+    "[global]",
+    ";",
+    "#",
+    " ",
+    "\t",
+    "\r",
+    "é",
+    "\u{0}",
+    "\u{feff}",
+    "漢",
+    "read",
+    "randrw",
+    "zipf",
+    "zoned",
+    "zoned_abs",
+    "normal",
+    "pareto",
+    "sequence",
+    "libaio",
+    "psync",
+    "null",
+    "mtd",
+    "s",
+    "ms",
+    "us",
+    "h",
+    "d",
+    "msec",
+    "usec",
+    "include",
+    "global",
+    "4k/50",
+    "1k/",
+    "/20",
 ];
 
 fn value(rng: &mut Rng) -> String {
@@ -54,7 +138,10 @@ fn reference_lines() -> Vec<String> {
     for sub in ["fio-examples", "fio-samples"] {
         let dir = base.join(sub);
         let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        let mut paths: Vec<_> = rd.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "fio")).collect();
+        let mut paths: Vec<_> = rd
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+            .collect();
         paths.sort();
         for p in paths {
             let text = std::fs::read_to_string(&p).unwrap();
@@ -104,7 +191,10 @@ fn env(k: &str) -> Option<String> {
 fn check(set: &JobSet, input: &str) {
     assert!(!set.jobs.is_empty(), "{input:?}");
     for j in &set.jobs {
-        assert!(j.numjobs >= 1 && j.iodepth >= 1 && j.loops >= 1, "{input:?}");
+        assert!(
+            j.numjobs >= 1 && j.iodepth >= 1 && j.loops >= 1,
+            "{input:?}"
+        );
         assert!(j.rwmixread <= 100, "{input:?}");
         assert!(j.kb_base == 1000 || j.kb_base == 1024, "{input:?}");
         assert!(j.percentage_random.iter().all(|&p| p <= 100), "{input:?}");
@@ -122,13 +212,27 @@ fn check(set: &JobSet, input: &str) {
     }
 }
 
-fn run_file(input: &str) {
-    let r = catch_unwind(AssertUnwindSafe(|| parse_job_str(input, "/nonexistent-blksim-fuzz/job.fio", &env)));
+/// Parse; true when the text was accepted.
+fn run_file(input: &str) -> bool {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        parse_job_str(input, "/nonexistent-blksim-fuzz/job.fio", &env)
+    }));
     match r {
-        Ok(Ok(set)) => check(&set, input),
+        Ok(Ok(set)) => {
+            check(&set, input);
+            true
+        }
         Ok(Err(e)) => {
-            assert!(e.file.starts_with("/nonexistent-blksim-fuzz/"), "{input:?}: {e}");
+            assert!(
+                e.file.starts_with("/nonexistent-blksim-fuzz/"),
+                "{input:?}: {e}"
+            );
+            assert!(
+                e.line >= 1 || e.message.contains("no jobs"),
+                "{input:?}: {e}"
+            );
             let _ = e.to_string();
+            false
         }
         Err(_) => panic!("parser panicked on job text {input:?}"),
     }
@@ -175,6 +279,7 @@ fn random_bytes_never_panic() {
 fn mutated_reference_files_never_panic() {
     let lines = reference_lines();
     let mut rng = Rng(0x5eed_0002);
+    let mut accepted = 0;
     for _ in 0..6000 {
         let mut text = String::from("[job]\n");
         for _ in 0..1 + rng.below(25) {
@@ -188,14 +293,17 @@ fn mutated_reference_files_never_panic() {
         if rng.below(4) == 0 {
             mutate(&mut rng, &mut text);
         }
-        run_file(&text);
+        accepted += usize::from(run_file(&text));
     }
+    // The generator must reach the successful paths too, not only early errors.
+    assert!(accepted > 600, "only {accepted} of 6000 accepted");
 }
 
 #[test]
 fn option_lines_with_hostile_values_never_panic() {
     let names = option_names();
     let mut rng = Rng(0x5eed_0003);
+    let mut accepted = 0;
     for _ in 0..8000 {
         let mut text = String::new();
         if rng.below(2) == 0 {
@@ -214,8 +322,9 @@ fn option_lines_with_hostile_values_never_panic() {
             }
             text.push('\n');
         }
-        run_file(&text);
+        accepted += usize::from(run_file(&text));
     }
+    assert!(accepted > 400, "only {accepted} of 8000 accepted");
 }
 
 #[test]

@@ -1,1 +1,117 @@
-//! blksim-mmc
+//! blksim-mmc: the MMC block driver (`drivers/mmc/core/queue.c`, `block.c`) and its three host
+//! paths, as a [`blksim_block::Driver`] on top of an eMMC card model from `blksim-device`.
+//!
+//! * `host.queue = legacy`: one request on the bus and one prepared; the dispatching context
+//!   sleeps in `queue_rq` (`mmc_blk_rw_wait`) and is woken by the completion IRQ.
+//! * `host.queue = hsq`: the host software queue (`mmc_hsq.c`): 64 slots by tag, at most
+//!   `hsq_depth + 1` ASYNC in flight, one on the host, the next started from the completion path.
+//! * `host.queue = cqe`: CQHCI: 31 data tasks (+1 DCMD) held by the card, which orders them.
+//!
+//! Build one from a parameter map with [`build_mmc_driver`]; the keys are the `host.*` and
+//! `card.*` tables in `blksim_device::emmc::params`.
+
+pub mod driver;
+pub mod hsq;
+#[cfg(test)]
+mod tests;
+
+pub use driver::{CqPolicy, HostQueue, IssueType, MmcConfig, MmcDriver, MMC_QUEUE_DEPTH};
+pub use hsq::{HsqSlots, NextTag, HSQ_NUM_SLOTS};
+
+use blksim_block::Driver;
+use blksim_core::Ns;
+use blksim_device::emmc::{self, get_bool, get_enum, get_u32, get_u64, ParamLookup};
+
+/// Host-side CPU and interrupt costs (`host.*` keys), separate from the card so one card can
+/// sit behind another host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostCosts {
+    pub prep: Ns,
+    pub dma_map_base: Ns,
+    pub dma_map_per_seg: Ns,
+    pub request: Ns,
+    pub irq: Ns,
+    pub wakeup: Ns,
+    pub complete: Ns,
+    pub busy_poll_min: Ns,
+    pub cqe_task: Ns,
+    pub hw_busy_detect: bool,
+}
+
+impl HostCosts {
+    pub fn from_params(p: &dyn ParamLookup) -> Result<Self, String> {
+        Ok(HostCosts {
+            prep: get_u64(p, "host.prep_ns")?,
+            dma_map_base: get_u64(p, "host.dma_map_base_ns")?,
+            dma_map_per_seg: get_u64(p, "host.dma_map_per_seg_ns")?,
+            request: get_u64(p, "host.request_ns")?,
+            irq: get_u64(p, "host.irq_ns")?,
+            wakeup: get_u64(p, "host.wakeup_ns")?,
+            complete: get_u64(p, "host.complete_ns")?,
+            busy_poll_min: get_u64(p, "host.busy_poll_min_ns")?,
+            cqe_task: get_u64(p, "host.cqe_task_ns")?,
+            hw_busy_detect: get_bool(p, "host.hw_busy_detect")?,
+        })
+    }
+}
+
+impl MmcConfig {
+    pub fn from_params(p: &dyn ParamLookup) -> Result<Self, String> {
+        let queue = match get_enum(p, "host.queue")? {
+            "legacy" => HostQueue::Legacy,
+            "hsq" => HostQueue::Hsq,
+            _ => HostQueue::Cqe,
+        };
+        let hsq_depth = get_u32(p, "host.hsq_depth")?;
+        if !(1..64).contains(&hsq_depth) {
+            return Err(format!(
+                "host.hsq_depth: expected 1..63 (count), got {hsq_depth}"
+            ));
+        }
+        let hsq_perf_depth = get_u32(p, "host.hsq_perf_depth")?;
+        if !(1..64).contains(&hsq_perf_depth) {
+            return Err(format!(
+                "host.hsq_perf_depth: expected 1..63 (count), got {hsq_perf_depth}"
+            ));
+        }
+        let cmdq_depth = get_u32(p, "card.cmdq_depth")?;
+        if !(1..=32).contains(&cmdq_depth) {
+            return Err(format!(
+                "card.cmdq_depth: expected 1..32 (count), got {cmdq_depth}"
+            ));
+        }
+        Ok(MmcConfig {
+            queue,
+            hsq_depth,
+            hsq_perf_depth,
+            hsq_dynamic: get_bool(p, "host.hsq_dynamic_depth")?,
+            hsq_next_tag: match get_enum(p, "host.hsq_next_tag")? {
+                "scan" => NextTag::Scan,
+                _ => NextTag::Fifo,
+            },
+            cqe_dcmd: get_bool(p, "host.cqe_dcmd")?,
+            cmdq_depth,
+            cq_policy: match get_enum(p, "card.cq_policy")? {
+                "fifo" => CqPolicy::Fifo,
+                _ => CqPolicy::ReadyFirst,
+            },
+            cq_max_bypass: get_u32(p, "card.cq_max_bypass")?,
+            host: HostCosts::from_params(p)?,
+        })
+    }
+}
+
+/// Build the MMC driver (host path from `host.queue`) with its card, from `host.*` and
+/// `card.*` keys (missing keys take the table defaults; unknown keys are errors).
+pub fn build_mmc_driver(params: &dyn ParamLookup) -> Result<Box<dyn Driver>, String> {
+    Ok(Box::new(build_mmc(params)?))
+}
+
+/// As [`build_mmc_driver`], returning the concrete type.
+pub fn build_mmc(params: &dyn ParamLookup) -> Result<MmcDriver, String> {
+    emmc::check_known_keys(params)?;
+    let cfg = MmcConfig::from_params(params)?;
+    let card = emmc::build_card(params)?;
+    let cmd23 = get_bool(params, "host.cmd23")?;
+    Ok(MmcDriver::new(cfg, Box::new(card), cmd23))
+}

@@ -290,11 +290,12 @@ impl Driver for NullBlk {
                 // `nullb_bwtimer_fn`: refill and restart stopped queues; the timer keeps
                 // running while the device is in use.
                 self.cur_bytes = Self::mb_per_tick(self.cfg.mbps);
+                let was_stopped = self.stopped;
                 if self.stopped {
                     self.stopped = false;
                     out.start_queues.push(now);
                 }
-                if self.in_flight > 0 || self.throttled > 0 {
+                if self.in_flight > 0 || was_stopped {
                     out.events
                         .push((now + TIMER_INTERVAL_NS, EV_THROTTLE_TIMER << 32));
                 } else {

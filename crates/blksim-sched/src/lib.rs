@@ -1,1 +1,104 @@
-//! blksim-sched
+//! blksim-sched: the elevators (I/O schedulers) behind the [`Elevator`] trait of
+//! `blksim-block`.
+//!
+//! Module map (kernel file each follows):
+//! * [`mq_deadline`]: `block/mq-deadline.c` — faithful (three priority levels, batching,
+//!   direction switching, starvation, expiry, `latest_pos`, prio aging, merges, async depth).
+//! * [`kyber`]: `block/kyber-iosched.c` — domains, token depths, per-CPU queues, latency
+//!   histograms and the 100 ms depth-adaptation timer.
+//! * [`bfq`]: `block/bfq-iosched.c` + `block/bfq-wf2q.c` — a model: per-process queues,
+//!   B-WF2Q+ on sector budgets, in-service life cycle, idling, budget feedback, timeouts and
+//!   the weight-raising heuristics (see the module docs for what is left out).
+//! * [`common`]: jiffies (HZ = 250) and the generic merge code of `block/elevator.c`.
+//!
+//! Registry: [`make_elevator`] by name with the kernel's aliases (`deadline` → `mq-deadline`).
+
+pub mod bfq;
+pub mod common;
+pub mod kyber;
+pub mod mq_deadline;
+
+pub use bfq::Bfq;
+pub use common::{HZ, TICK_NS};
+pub use kyber::Kyber;
+pub use mq_deadline::MqDeadline;
+
+use blksim_block::elevator::{Elevator, ElvParams};
+use blksim_block::limits::QueueLimits;
+
+/// Names `scheduler` accepts (the kernel's `elevator_name`s plus `none`).
+pub const ELEVATOR_NAMES: &[&str] = &["none", "mq-deadline", "kyber", "bfq"];
+
+/// `elevator_find` with aliases (`elevator_alias`: mq-deadline registers "deadline").
+pub fn canonical_name(name: &str) -> Option<&'static str> {
+    match name.trim() {
+        "none" | "" => Some("none"),
+        "mq-deadline" | "deadline" => Some("mq-deadline"),
+        "kyber" => Some("kyber"),
+        "bfq" => Some("bfq"),
+        _ => None,
+    }
+}
+
+/// Build an elevator by name. `none` → `Ok(None)`.
+pub fn make_elevator(name: &str, p: &ElvParams) -> Result<Option<Box<dyn Elevator>>, String> {
+    make_elevator_with_limits(name, p, &QueueLimits::default())
+}
+
+/// As [`make_elevator`], with the queue limits the merge code needs (`nomerges`,
+/// `max_sectors`, `max_segments` for insert merges, which the elevator performs itself).
+pub fn make_elevator_with_limits(
+    name: &str,
+    p: &ElvParams,
+    lim: &QueueLimits,
+) -> Result<Option<Box<dyn Elevator>>, String> {
+    match canonical_name(name) {
+        Some("none") => Ok(None),
+        Some("mq-deadline") => Ok(Some(Box::new(MqDeadline::with_limits(p, lim.clone())))),
+        Some("kyber") => Ok(Some(Box::new(Kyber::new(p)))),
+        Some("bfq") => Ok(Some(Box::new(Bfq::with_limits(p, lim.clone())))),
+        _ => Err(format!(
+            "unknown I/O scheduler '{name}' (known: {})",
+            ELEVATOR_NAMES.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests_bfq;
+#[cfg(test)]
+mod tests_dd;
+#[cfg(test)]
+mod tests_kyber;
+#[cfg(test)]
+mod tests_util;
+#[cfg(test)]
+mod tests_registry {
+    use super::*;
+
+    fn params() -> ElvParams {
+        ElvParams {
+            nr_requests: 64,
+            queue_depth: 32,
+            rotational: false,
+            erase_block_bytes: None,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn registry_names_and_aliases() {
+        assert!(make_elevator("none", &params()).unwrap().is_none());
+        assert_eq!(
+            make_elevator("deadline", &params())
+                .unwrap()
+                .unwrap()
+                .name(),
+            "mq-deadline"
+        );
+        for n in ELEVATOR_NAMES.iter().filter(|n| **n != "none") {
+            assert_eq!(make_elevator(n, &params()).unwrap().unwrap().name(), *n);
+        }
+        assert!(make_elevator("cfq", &params()).is_err());
+    }
+}

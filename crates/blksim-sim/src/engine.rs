@@ -182,6 +182,8 @@ pub struct Sim {
     write_cache: bool,
     capacity_bytes: u64,
     max_events: u64,
+    /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
+    debug_events: bool,
 }
 
 const TOKEN_SHIFT: u32 = 32;
@@ -313,6 +315,7 @@ impl Sim {
             write_cache,
             capacity_bytes,
             max_events: u64::MAX,
+            debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
         };
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].wait_for.is_empty() {
@@ -338,6 +341,9 @@ impl Sim {
                     "stopped after {} events at t={now} ns (--max-events)",
                     self.max_events
                 ));
+            }
+            if self.debug_events {
+                eprintln!("{now:>14} {ev:?}");
             }
             let (k, id) = ev.digest_words();
             self.digest.event(now, k, id);
@@ -849,6 +855,12 @@ impl Sim {
                 (idx + 1, 0)
             };
             self.tasks[t].submit_cursor = Some(next);
+            // The digest covers what was asked of the device, not only when.
+            self.digest.event(
+                bio.sector,
+                100 + op as u64,
+                ((task_id as u64) << 32) | nsec as u64,
+            );
             let r = self
                 .queue
                 .submit_bio(bio, &mut *self.driver, now, &mut self.out);

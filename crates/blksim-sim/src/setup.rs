@@ -95,6 +95,18 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                 .map_err(|e| format!("{}: {e}", p.file))?;
             Ok(Box::new(blksim_nullblk::NullBlk::new(cfg)))
         }
+        "mmc" => {
+            if let Some((k, v)) = p.device_keys().first() {
+                return Err(format!(
+                    "{}: '{k}': MMC profiles take host.* and card.* keys, not bare device keys",
+                    v.origin
+                ));
+            }
+            let lookup = MmcLookup(p);
+            blksim_device::emmc::params::check_known_keys(&lookup)
+                .map_err(|e| format!("{}: {e}", p.file))?;
+            blksim_mmc::build_mmc_driver(&lookup).map_err(|e| format!("{}: {e}", p.file))
+        }
         other => Err(format!(
             "{}: driver '{other}' is not available in this build",
             p.file
@@ -237,7 +249,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         erase_block_bytes: None,
         seed: streams.stream("elevator").next_u64(),
     };
-    let mut elevator = make_elevator(&elv_name, &params)?;
+    let mut elevator = blksim_sched::make_elevator_with_limits(&elv_name, &params, &lim)?;
     if let Some(e) = elevator.as_mut() {
         for (k, v) in profile.with_prefix("queue.iosched") {
             e.set_tunable(&k, &v.value)
@@ -457,16 +469,19 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
     o
 }
 
-/// The elevator registry lives in blksim-sched; `none` is the absence of an elevator.
-fn make_elevator(
-    name: &str,
-    p: &ElvParams,
-) -> Result<Option<Box<dyn blksim_block::Elevator>>, String> {
-    let _ = p;
-    match name {
-        "none" => Ok(None),
-        other => Err(format!(
-            "I/O scheduler '{other}' is not available in this build (available: none)"
-        )),
+/// `host.*` and `card.*` keys of a profile, for the MMC driver and card builders.
+struct MmcLookup<'a>(&'a Profile);
+
+impl blksim_device::emmc::params::ParamLookup for MmcLookup<'_> {
+    fn get(&self, key: &str) -> Option<String> {
+        self.0.get(key)
+    }
+    fn keys(&self) -> Vec<String> {
+        self.0
+            .values
+            .keys()
+            .filter(|k| k.starts_with("host.") || k.starts_with("card."))
+            .cloned()
+            .collect()
     }
 }

@@ -175,14 +175,24 @@ impl Region {
     }
 }
 
-/// The root seed for a job's [`RngStreams`]: fio's `randseed` when `randrepeat=1` (default)
-/// or when `randseed` was given, so the workload is the same whatever the simulator's seed;
-/// otherwise the simulator's seed (fio would use entropy; we stay deterministic).
+/// The root of a job's random streams.
+///
+/// * `randseed=` given explicitly: exactly that seed, whatever blksim's `--seed` is, so a job
+///   file that pins its offsets gets the same offsets in every run.
+/// * `randrepeat=1` (fio's default): repeatable, derived from `randseed` (0x89) *and* blksim's
+///   `--seed`, so the same `--seed` repeats the run and a different `--seed` draws a different
+///   (equally repeatable) sample — what a user sweeping seeds expects.
+/// * `randrepeat=0`: from `--seed` alone (fio would use the clock; a simulator stays
+///   reproducible).
 pub fn workload_root_seed(spec: &JobSpec, sim_seed: u64) -> u64 {
-    if spec.randrepeat || spec.randseed_set {
+    if spec.randseed_set {
         spec.randseed
+    } else if spec.randrepeat {
+        let mut st = sim_seed ^ spec.randseed.rotate_left(32);
+        blksim_core::rng::splitmix64(&mut st)
     } else {
-        sim_seed
+        let mut st = sim_seed ^ 0x6e6f_7265_7065_6174; // "norepeat"
+        blksim_core::rng::splitmix64(&mut st)
     }
 }
 

@@ -1,0 +1,447 @@
+//! The eMMC card timing model.
+//!
+//! A [`Card`] knows nothing about block requests: it receives commands ({op, sector, count,
+//! reliable}) at virtual times and answers when the data phase can start, when it ends and when
+//! the card releases busy. Two levels of API:
+//!
+//! * [`Card::access`] + [`Card::transfer`]: the card-internal preparation of a data command
+//!   (NAND sensing for reads, room in the cache for writes) and then the data phase at a time the
+//!   host chooses (≥ ready; later if the bus is taken). The CQE path uses these to let the card
+//!   prepare one task while another transfers.
+//! * [`Card::submit`]: the whole non-queued sequence (CMD23 + CMD18/CMD25, or CMD17/CMD24, or
+//!   CMD18/CMD25 + CMD12 without CMD23; CMD6 for flush; CMD35/36/38 for discard).
+//!
+//! Inside, one NAND "engine" timeline is shared by foreground work (reads, write-through
+//! programs, flush) and the write-back of the volatile cache. Write-back drains a FIFO of dirty
+//! chunks whenever the engine is not doing foreground work; a foreground operation arriving while
+//! write-back runs waits for the program in progress (at most t_PROG; program suspend is not
+//! modelled). Reads of data still dirty in the cache are served from NAND timing like any other
+//! read (a simplification: fio's benchmarks rarely read what they just wrote).
+
+use super::bus::{BusTiming, R1_BITS};
+use super::ftl::{Ftl, Nand};
+use blksim_core::Ns;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CardOp {
+    Read,
+    Write,
+    /// CMD6 SWITCH FLUSH_CACHE.
+    Flush,
+    /// CMD35/CMD36/CMD38 (trim/discard).
+    Discard,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CardCmd {
+    pub op: CardOp,
+    pub sector: u64,
+    pub nr_sectors: u32,
+    /// Reliable write (CMD23 bit 31; Linux sets it for REQ_FUA): bypasses the cache.
+    pub reliable: bool,
+}
+
+impl CardCmd {
+    pub fn bytes(&self) -> u64 {
+        self.nr_sectors as u64 * 512
+    }
+}
+
+/// How the host frames a data command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proto {
+    /// CMD23 SET_BLOCK_COUNT before CMD18/CMD25 for multi-block; CMD17/CMD24 for one block.
+    Cmd23,
+    /// Open-ended CMD18/CMD25 stopped by CMD12 (R1b for writes).
+    OpenEnded,
+}
+
+/// Result of the card-internal preparation of a data command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Access {
+    /// The data phase may start from here.
+    pub ready: Ns,
+    /// Reads: the last NAND round is sensed by this time.
+    pub nand_end: Ns,
+    /// Reads: blocks in the last round (they cross the bus after `nand_end`).
+    pub last_round_blocks: u64,
+}
+
+/// Times of one command sequence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CardTiming {
+    pub cmd_start: Ns,
+    /// End of the command phase (CMD23 + CMD18/25 and responses).
+    pub cmd_end: Ns,
+    pub data_start: Ns,
+    /// Last block (and for writes its CRC status) on the bus; CMD12 included if used.
+    pub data_end: Ns,
+    /// DAT0 busy released (card back in TRAN state). Equals `data_end` for reads.
+    pub busy_end: Ns,
+}
+
+/// A card as seen by the host.
+pub trait Card {
+    fn name(&self) -> &str;
+    fn bus(&self) -> &BusTiming;
+    fn access(&mut self, at: Ns, cmd: &CardCmd) -> Access;
+    /// Data phase from `data_start` (≥ `acc.ready`): returns (data_end, busy_end).
+    fn transfer(&mut self, data_start: Ns, cmd: &CardCmd, acc: &Access) -> (Ns, Ns);
+    /// A non-data command with busy (flush, discard) received at `at`: busy end.
+    fn busy_command(&mut self, at: Ns, cmd: &CardCmd) -> Ns;
+    /// Counters for the driver's statistics.
+    fn stats(&self) -> Vec<(String, u64)>;
+
+    /// A full non-queued command sequence starting on the bus at `now`.
+    fn submit(&mut self, now: Ns, cmd: &CardCmd, proto: Proto) -> CardTiming {
+        let r1 = self.bus().cmd_ns(R1_BITS);
+        match cmd.op {
+            CardOp::Read | CardOp::Write => {
+                let multi = cmd.nr_sectors > 1;
+                let ncmds = if multi && proto == Proto::Cmd23 { 2 } else { 1 };
+                let cmd_end = now + ncmds * r1;
+                let acc = self.access(cmd_end, cmd);
+                let data_start = acc.ready.max(cmd_end);
+                let (mut data_end, mut busy_end) = self.transfer(data_start, cmd, &acc);
+                if multi && proto == Proto::OpenEnded {
+                    data_end += r1; // CMD12 STOP_TRANSMISSION
+                    busy_end = busy_end.max(data_end);
+                }
+                CardTiming {
+                    cmd_start: now,
+                    cmd_end,
+                    data_start,
+                    data_end,
+                    busy_end,
+                }
+            }
+            CardOp::Flush | CardOp::Discard => {
+                let ncmds = if cmd.op == CardOp::Flush { 1 } else { 3 };
+                let cmd_end = now + ncmds * r1;
+                let busy_end = self.busy_command(cmd_end, cmd);
+                CardTiming {
+                    cmd_start: now,
+                    cmd_end,
+                    data_start: cmd_end,
+                    data_end: cmd_end,
+                    busy_end,
+                }
+            }
+        }
+    }
+}
+
+/// A dirty chunk waiting for write-back: `rem` of its `total` program time is left.
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    bytes: u64,
+    rem: Ns,
+    total: Ns,
+}
+
+/// The NAND engine timeline with the write-back FIFO.
+#[derive(Debug, Default)]
+struct Engine {
+    /// Time up to which the engine's work has been accounted (foreground ops push it ahead).
+    t: Ns,
+    fifo: VecDeque<Chunk>,
+}
+
+impl Engine {
+    fn advance(&mut self, to: Ns) {
+        if to <= self.t {
+            return;
+        }
+        let mut avail = to - self.t;
+        while avail > 0 {
+            let Some(c) = self.fifo.front_mut() else {
+                break;
+            };
+            let d = c.rem.min(avail);
+            c.rem -= d;
+            avail -= d;
+            if c.rem == 0 {
+                self.fifo.pop_front();
+            }
+        }
+        self.t = to;
+    }
+    fn chunk_dirty(c: &Chunk) -> u64 {
+        if c.total == 0 {
+            return 0;
+        }
+        (c.bytes as u128 * c.rem as u128).div_ceil(c.total as u128) as u64
+    }
+    fn dirty(&self) -> u64 {
+        self.fifo.iter().map(Self::chunk_dirty).sum()
+    }
+    fn backlog(&self) -> Ns {
+        self.fifo.iter().map(|c| c.rem).sum()
+    }
+    /// Write-back time (from `self.t`) until `need` dirty bytes are gone.
+    fn time_until_freed(&self, need: u64) -> Ns {
+        let mut freed = 0u64;
+        let mut acc = 0;
+        for c in &self.fifo {
+            let d = Self::chunk_dirty(c);
+            if freed + d >= need {
+                let want = need - freed;
+                // Dirty bytes of this chunk fall linearly with its remaining time.
+                let t = (want as u128 * c.total as u128).div_ceil(c.bytes.max(1) as u128) as Ns;
+                return acc + t.min(c.rem);
+            }
+            freed += d;
+            acc += c.rem;
+        }
+        acc
+    }
+    /// A foreground operation of `dur` wanting the engine at `at`; it waits for whatever
+    /// foreground work holds the engine and for the program in progress (≤ `preempt`).
+    fn occupy(&mut self, at: Ns, dur: Ns, preempt: Ns) -> (Ns, Ns) {
+        self.advance(at);
+        let mut start = at.max(self.t);
+        if !self.fifo.is_empty() {
+            let w = self.backlog().min(preempt);
+            self.advance(start + w);
+            start += w;
+        }
+        self.t = start + dur;
+        (start, start + dur)
+    }
+    fn push(&mut self, at: Ns, bytes: u64, cost: Ns) {
+        self.advance(at);
+        if cost > 0 {
+            self.fifo.push_back(Chunk {
+                bytes,
+                rem: cost,
+                total: cost,
+            });
+        }
+    }
+    fn drain_all(&mut self, at: Ns) -> Ns {
+        self.advance(at);
+        let end = at.max(self.t) + self.backlog();
+        self.fifo.clear();
+        self.t = end;
+        end
+    }
+}
+
+/// Counters of the card model.
+#[derive(Clone, Debug, Default)]
+pub struct CardStats {
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub discards: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub cache_stalls: u64,
+    pub cache_stall_ns: u64,
+    pub write_through: u64,
+    pub flush_ns: u64,
+}
+
+/// Card-side parameters other than NAND geometry.
+#[derive(Clone, Debug)]
+pub struct CardConfig {
+    pub name: String,
+    pub capacity_bytes: u64,
+    pub read_fw: Ns,
+    pub write_fw: Ns,
+    pub cache_bytes: u64,
+    pub flush_fw: Ns,
+    pub trim_ns: Ns,
+    pub trim_ns_per_mib: Ns,
+}
+
+pub struct EmmcCard {
+    cfg: CardConfig,
+    bus: BusTiming,
+    pub nand: Nand,
+    pub ftl: Ftl,
+    eng: Engine,
+    pub stats: CardStats,
+}
+
+impl EmmcCard {
+    pub fn new(cfg: CardConfig, bus: BusTiming, nand: Nand, ftl: Ftl) -> Self {
+        EmmcCard {
+            cfg,
+            bus,
+            nand,
+            ftl,
+            eng: Engine::default(),
+            stats: CardStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &CardConfig {
+        &self.cfg
+    }
+
+    /// Dirty bytes in the cache at the engine's current time (tests, statistics).
+    pub fn dirty_bytes(&self) -> u64 {
+        self.eng.dirty()
+    }
+
+    fn cached(&self, cmd: &CardCmd) -> bool {
+        self.cfg.cache_bytes > 0 && !cmd.reliable && cmd.bytes() <= self.cfg.cache_bytes
+    }
+
+    fn nand_pages(&self, cmd: &CardCmd) -> u64 {
+        let pb = self.nand.page_bytes;
+        let first = cmd.sector * 512 / pb;
+        let last = ((cmd.sector + cmd.nr_sectors.max(1) as u64) * 512 - 1) / pb;
+        last - first + 1
+    }
+}
+
+impl Card for EmmcCard {
+    fn name(&self) -> &str {
+        &self.cfg.name
+    }
+
+    fn bus(&self) -> &BusTiming {
+        &self.bus
+    }
+
+    fn access(&mut self, at: Ns, cmd: &CardCmd) -> Access {
+        match cmd.op {
+            CardOp::Read => {
+                // Firmware decodes the command, then the NAND senses in rounds of
+                // planes × dies pages, pipelined with streaming the data out.
+                // Each round senses (t_R) and streams only the bytes actually read over the
+                // channel; full rounds pipeline at max(t_R, channel time of a round).
+                let pages = self.nand_pages(cmd);
+                let rounds = pages.div_ceil(self.nand.parallel);
+                let rb = self.nand.round_bytes();
+                let last_bytes = cmd.bytes() - (rounds - 1) * rb.min(cmd.bytes());
+                let dur = (rounds - 1) * self.nand.read_round_ns()
+                    + self.nand.t_r.max(self.nand.chan_ns(last_bytes.max(1)));
+                let (s, e) = self
+                    .eng
+                    .occupy(at + self.cfg.read_fw, dur, self.nand.t_prog);
+                let first = self.nand.round_bytes().min(cmd.bytes());
+                let ready = s + self.nand.t_r + self.nand.chan_ns(first);
+                let blocks = cmd.nr_sectors as u64;
+                let per_round = (self.nand.round_bytes() / 512).max(1);
+                let last = match blocks % per_round {
+                    0 => per_round.min(blocks),
+                    r => r,
+                };
+                Access {
+                    ready,
+                    nand_end: e.max(ready),
+                    last_round_blocks: last,
+                }
+            }
+            CardOp::Write if self.cached(cmd) => {
+                self.eng.advance(at);
+                let dirty = self.eng.dirty();
+                let need = (dirty + cmd.bytes()).saturating_sub(self.cfg.cache_bytes);
+                let ready = if need > 0 {
+                    let r = at.max(self.eng.t) + self.eng.time_until_freed(need);
+                    self.stats.cache_stalls += 1;
+                    self.stats.cache_stall_ns += r - at;
+                    r
+                } else {
+                    at
+                };
+                Access {
+                    ready,
+                    nand_end: ready,
+                    last_round_blocks: 0,
+                }
+            }
+            _ => Access {
+                ready: at,
+                nand_end: at,
+                last_round_blocks: 0,
+            },
+        }
+    }
+
+    fn transfer(&mut self, data_start: Ns, cmd: &CardCmd, acc: &Access) -> (Ns, Ns) {
+        let blocks = cmd.nr_sectors as u64;
+        match cmd.op {
+            CardOp::Read => {
+                self.stats.reads += 1;
+                self.stats.bytes_read += cmd.bytes();
+                let end = (data_start + self.bus.read_xfer_ns(blocks))
+                    .max(acc.nand_end + self.bus.read_xfer_ns(acc.last_round_blocks));
+                (end, end)
+            }
+            CardOp::Write => {
+                self.stats.writes += 1;
+                self.stats.bytes_written += cmd.bytes();
+                let data_end = data_start + self.bus.write_xfer_ns(blocks);
+                if self.cached(cmd) {
+                    let cost = self
+                        .ftl
+                        .program(&self.nand, cmd.sector, cmd.nr_sectors, true);
+                    self.eng.push(data_end, cmd.bytes(), cost);
+                    (data_end, data_end + self.cfg.write_fw)
+                } else {
+                    // Write-through (no cache, reliable write, or larger than the cache):
+                    // programming starts with the first data and the card stays busy until
+                    // the last program (and any merge/GC it triggered) is done.
+                    self.stats.write_through += 1;
+                    let cost = self
+                        .ftl
+                        .program(&self.nand, cmd.sector, cmd.nr_sectors, false);
+                    let (_, e) = self.eng.occupy(data_start, cost, self.nand.t_prog);
+                    (data_end, data_end.max(e) + self.cfg.write_fw)
+                }
+            }
+            CardOp::Flush | CardOp::Discard => (data_start, self.busy_command(data_start, cmd)),
+        }
+    }
+
+    fn busy_command(&mut self, at: Ns, cmd: &CardCmd) -> Ns {
+        match cmd.op {
+            CardOp::Flush => {
+                self.stats.flushes += 1;
+                let end = self.eng.drain_all(at) + self.cfg.flush_fw;
+                self.stats.flush_ns += end - at;
+                end
+            }
+            CardOp::Discard => {
+                self.stats.discards += 1;
+                self.ftl.trim(cmd.sector, cmd.nr_sectors as u64);
+                let dur = self.cfg.trim_ns + cmd.bytes() * self.cfg.trim_ns_per_mib / (1 << 20);
+                self.eng.occupy(at, dur, self.nand.t_prog).1
+            }
+            _ => panic!("busy_command for a data command"),
+        }
+    }
+
+    fn stats(&self) -> Vec<(String, u64)> {
+        let s = &self.stats;
+        let f = self.ftl.stats();
+        [
+            ("card_reads", s.reads),
+            ("card_writes", s.writes),
+            ("card_flushes", s.flushes),
+            ("card_discards", s.discards),
+            ("card_bytes_read", s.bytes_read),
+            ("card_bytes_written", s.bytes_written),
+            ("card_cache_stalls", s.cache_stalls),
+            ("card_cache_stall_ns", s.cache_stall_ns),
+            ("card_write_through", s.write_through),
+            ("card_flush_ns", s.flush_ns),
+            ("ftl_gc_blocks", f.gc_blocks),
+            ("ftl_gc_copied_units", f.gc_copied_units),
+            ("ftl_gc_ns", f.gc_ns),
+            ("ftl_rmw_units", f.rmw_units),
+            ("ftl_au_merges", f.au_merges),
+            ("ftl_au_merge_ns", f.au_merge_ns),
+            ("ftl_au_gap_fill_bytes", f.au_gap_fill_bytes),
+            ("ftl_au_clean_closes", f.au_clean_closes),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+}

@@ -1,0 +1,200 @@
+//! eMMC card model: bus ([`bus`]), NAND + FTLs ([`ftl`]), the card ([`card`]) and the parameter
+//! table ([`params`]). Build a card from `card.*` keys (and the bus from `host.bus_*`) with
+//! [`build_card`].
+
+pub mod bus;
+pub mod card;
+pub mod ftl;
+pub mod params;
+
+pub use bus::{BusMode, BusTiming};
+pub use card::{Access, Card, CardCmd, CardConfig, CardOp, CardTiming, EmmcCard, Proto};
+pub use ftl::{AuFtl, Ftl, Nand, PageFtl};
+pub use params::{
+    check_known_keys, get_bool, get_enum, get_u32, get_u64, ParamDef, ParamLookup, ParamMap,
+    CARD_PARAMS, HOST_PARAMS,
+};
+
+/// The bus the host sets up (`host.bus_mode`, `host.bus_width`, `host.bus_clock_hz`) with the
+/// card's N_CR (`card.ncr_clks`).
+pub fn build_bus(p: &dyn ParamLookup) -> Result<BusTiming, String> {
+    let mode = BusMode::parse(get_enum(p, "host.bus_mode")?)?;
+    BusTiming::new(
+        mode,
+        get_u32(p, "host.bus_width")?,
+        get_u64(p, "host.bus_clock_hz")?,
+        get_u64(p, "card.ncr_clks")?,
+    )
+}
+
+pub fn build_nand(p: &dyn ParamLookup) -> Result<Nand, String> {
+    let nonzero = |k: &str| -> Result<u64, String> {
+        let v = get_u64(p, k)?;
+        if v == 0 {
+            Err(format!("{k}: must be > 0"))
+        } else {
+            Ok(v)
+        }
+    };
+    Ok(Nand {
+        page_bytes: nonzero("card.page_kib")? * 1024,
+        parallel: nonzero("card.planes")? * nonzero("card.dies")?,
+        pages_per_block: nonzero("card.pages_per_block")?,
+        t_r: get_u64(p, "card.t_r_ns")?,
+        t_prog: get_u64(p, "card.t_prog_ns")?,
+        t_bers: get_u64(p, "card.t_bers_ns")?,
+        channel_mbps: nonzero("card.channel_mbps")?,
+    })
+}
+
+/// A card from `card.*` keys, on the bus from `host.bus_*`.
+pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
+    check_known_keys(p)?;
+    let bus = build_bus(p)?;
+    let nand = build_nand(p)?;
+    let capacity_bytes = get_u64(p, "card.capacity_mib")? << 20;
+    if capacity_bytes == 0 {
+        return Err("card.capacity_mib: must be > 0".into());
+    }
+    let ftl = match get_enum(p, "card.ftl")? {
+        "page" => Ftl::Page(PageFtl::new(
+            &nand,
+            capacity_bytes,
+            get_u64(p, "card.map_unit_kib")? * 1024,
+            get_u64(p, "card.op_pct")?,
+            get_u32(p, "card.gc_low_blocks")?,
+            get_u64(p, "card.prefill_pct")?,
+        )?),
+        _ => {
+            let au = get_u64(p, "card.au_kib")? * 1024;
+            if au == 0 {
+                return Err("card.au_kib: must be > 0".into());
+            }
+            Ftl::Au(AuFtl::new(
+                au,
+                get_u32(p, "card.au_open")?,
+                get_bool(p, "card.au_random_in_open")?,
+                get_u64(p, "card.au_merge_fw_ns")?,
+            ))
+        }
+    };
+    let cfg = CardConfig {
+        name: "emmc".into(),
+        capacity_bytes,
+        read_fw: get_u64(p, "card.read_fw_ns")?,
+        write_fw: get_u64(p, "card.write_fw_ns")?,
+        cache_bytes: get_u64(p, "card.cache_kib")? * 1024,
+        flush_fw: get_u64(p, "card.flush_fw_ns")?,
+        trim_ns: get_u64(p, "card.trim_ns")?,
+        trim_ns_per_mib: get_u64(p, "card.trim_ns_per_mib")?,
+    };
+    Ok(EmmcCard::new(cfg, bus, nand, ftl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bus::R1_BITS;
+    use super::*;
+
+    fn rd(sector: u64, n: u32) -> CardCmd {
+        CardCmd {
+            op: CardOp::Read,
+            sector,
+            nr_sectors: n,
+            reliable: false,
+        }
+    }
+    fn wr(sector: u64, n: u32) -> CardCmd {
+        CardCmd {
+            op: CardOp::Write,
+            sector,
+            nr_sectors: n,
+            reliable: false,
+        }
+    }
+
+    #[test]
+    fn read_sequence_is_commands_then_sense_then_bus() {
+        let p = ParamMap::new().with("card.capacity_mib", "64");
+        let mut c = build_card(&p).unwrap();
+        let bus = *c.bus();
+        let nand = c.nand.clone();
+        let t = c.submit(1000, &rd(0, 8), Proto::Cmd23);
+        let r1 = bus.cmd_ns(R1_BITS);
+        assert_eq!(t.cmd_end, 1000 + 2 * r1);
+        // fw, then sense (t_R) and the first round over the channel, then 8 blocks on the bus.
+        let ready = t.cmd_end + 20_000 + nand.t_r + nand.chan_ns(4096);
+        assert_eq!(t.data_start, ready);
+        // One round holding 4 KiB: t_R dominates the channel time of 4 KiB.
+        let nand_end = t.cmd_end + 20_000 + nand.t_r.max(nand.chan_ns(4096));
+        assert_eq!(
+            t.data_end,
+            (ready + bus.read_xfer_ns(8)).max(nand_end + bus.read_xfer_ns(8))
+        );
+        assert_eq!(t.busy_end, t.data_end);
+        // Single block: CMD17, no CMD23.
+        let t1 = c.submit(t.busy_end, &rd(64, 1), Proto::Cmd23);
+        assert_eq!(t1.cmd_end - t1.cmd_start, r1);
+        // Open-ended multi-block read adds CMD12.
+        let t2 = c.submit(t1.busy_end, &rd(128, 8), Proto::OpenEnded);
+        assert_eq!(t2.cmd_end - t2.cmd_start, r1);
+        assert_eq!(
+            t2.data_end,
+            (t2.data_start + bus.read_xfer_ns(8))
+                .max(t2.cmd_end + 20_000 + nand.t_r.max(nand.chan_ns(4096)) + bus.read_xfer_ns(8))
+                + r1
+        );
+    }
+
+    #[test]
+    fn cache_absorbs_writes_then_stalls_and_flush_drains() {
+        let p = ParamMap::new()
+            .with("card.capacity_mib", "64")
+            .with("card.cache_kib", "64")
+            .with("card.t_prog_ns", "2ms");
+        let mut c = build_card(&p).unwrap();
+        let mut t = 0;
+        let mut lat = Vec::new();
+        for i in 0..64u64 {
+            let x = c.submit(t, &wr(i * 8 * 97 % 131072, 8), Proto::Cmd23);
+            lat.push(x.busy_end - x.cmd_start);
+            t = x.busy_end;
+        }
+        // The first 16 writes (64 KiB) fit; later ones wait for write-back.
+        assert!(lat[..16].iter().all(|&l| l < 60_000), "{lat:?}");
+        assert!(c.stats.cache_stalls > 0);
+        assert!(c.dirty_bytes() > 0);
+        let f = c.submit(
+            t,
+            &CardCmd {
+                op: CardOp::Flush,
+                sector: 0,
+                nr_sectors: 0,
+                reliable: false,
+            },
+            Proto::Cmd23,
+        );
+        assert!(f.busy_end > f.cmd_end + 100_000);
+        assert_eq!(c.dirty_bytes(), 0);
+        // Reliable write goes through: busy includes a full page program.
+        let r = c.submit(
+            f.busy_end,
+            &CardCmd {
+                reliable: true,
+                ..wr(0, 8)
+            },
+            Proto::Cmd23,
+        );
+        assert!(r.busy_end - r.data_start >= 2_000_000);
+    }
+
+    #[test]
+    fn build_rejects_bad_values_with_the_key() {
+        let p = ParamMap::new()
+            .with("host.bus_mode", "hs400")
+            .with("host.bus_width", "4");
+        assert!(build_card(&p).err().unwrap().contains("host.bus_width"));
+        let p = ParamMap::new().with("card.ftl", "hybrid");
+        assert!(build_card(&p).err().unwrap().contains("card.ftl"));
+    }
+}

@@ -1,0 +1,555 @@
+//! The one place where every eMMC card (`card.*`) and MMC host (`host.*`) parameter is defined:
+//! key, unit, default, meaning and where the default comes from.
+//!
+//! Profiles and `--set=card.KEY=VALUE` / `--set=host.KEY=VALUE` give values as strings through a
+//! [`ParamLookup`]; the typed getters here parse them (falling back to the table default) and
+//! name the key and the expected unit in every error. Card and host parameters are separate
+//! namespaces so one card can be put behind another host.
+//!
+//! Source tags used below:
+//! * `JEDEC` — JESD84-B51 facts as summarised in reference §8 (the spec text itself was not read;
+//!   bus rates are standard, gap minimums are from memory and marked so).
+//! * `kernel` — a constant or behaviour read in torvalds/linux (file named).
+//! * `typical` — a typical datasheet-class value for the NAND generation; a calibration start.
+//! * `calib:<profile>` — chosen to fit measurements.md for that profile.
+
+use std::collections::BTreeMap;
+
+/// One parameter: key, unit, default (as text, in `unit`), meaning, source.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDef {
+    pub key: &'static str,
+    /// `ns`, `KiB`, `MiB`, `MB/s`, `Hz`, `clk`, `count`, `pct`, `bool`, or `enum:a|b|c`.
+    pub unit: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+    pub source: &'static str,
+}
+
+const fn p(
+    key: &'static str,
+    unit: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    source: &'static str,
+) -> ParamDef {
+    ParamDef {
+        key,
+        unit,
+        default,
+        doc,
+        source,
+    }
+}
+
+/// Card parameters (`card.*`): the eMMC device itself.
+pub static CARD_PARAMS: &[ParamDef] = &[
+    p(
+        "card.capacity_mib",
+        "MiB",
+        "8192",
+        "User-area capacity.",
+        "typical (8 GiB part)",
+    ),
+    p(
+        "card.ncr_clks",
+        "clk",
+        "2",
+        "N_CR: clocks between the end of a command and its response.",
+        "JEDEC min 2, max 64 [from memory]",
+    ),
+    p(
+        "card.page_kib",
+        "KiB",
+        "16",
+        "NAND page size.",
+        "typical TLC (2D/3D NAND 2015+)",
+    ),
+    p(
+        "card.planes",
+        "count",
+        "2",
+        "Planes per die used by multi-plane operations.",
+        "typical",
+    ),
+    p(
+        "card.dies",
+        "count",
+        "2",
+        "Dies that operate in parallel.",
+        "typical 8-32 GiB eMMC",
+    ),
+    p(
+        "card.pages_per_block",
+        "count",
+        "256",
+        "NAND pages per erase block.",
+        "typical TLC",
+    ),
+    p(
+        "card.t_r_ns",
+        "ns",
+        "60000",
+        "t_R: page sense time (array to page register).",
+        "typical TLC 50-90 us",
+    ),
+    p(
+        "card.t_prog_ns",
+        "ns",
+        "400000",
+        "t_PROG: page program time (amortised SLC-cache/TLC).",
+        "typical 200 us SLC .. 2 ms TLC",
+    ),
+    p(
+        "card.t_bers_ns",
+        "ns",
+        "3000000",
+        "t_BERS: block erase time.",
+        "typical 2-5 ms",
+    ),
+    p(
+        "card.channel_mbps",
+        "MB/s",
+        "400",
+        "NAND channel transfer rate (controller <-> dies), MB/s = bytes/us.",
+        "typical ONFI/Toggle 200-400 MT/s",
+    ),
+    p(
+        "card.read_fw_ns",
+        "ns",
+        "20000",
+        "Firmware time per read command before sensing (decode, map lookup).",
+        "calibration start: hbg4a2 QD1 read",
+    ),
+    p(
+        "card.write_fw_ns",
+        "ns",
+        "10000",
+        "Firmware time after a write's last block before busy is released.",
+        "calibration start",
+    ),
+    p(
+        "card.cache_kib",
+        "KiB",
+        "1024",
+        "Volatile cache (EXT_CSD CACHE_SIZE); 0 = no cache (eMMC < 4.5).",
+        "JEDEC 4.5+; size typical",
+    ),
+    p(
+        "card.flush_fw_ns",
+        "ns",
+        "100000",
+        "Fixed cost of CMD6 FLUSH_CACHE on top of writing back dirty data.",
+        "typical (flush 1-20 ms incl. data)",
+    ),
+    p(
+        "card.ftl",
+        "enum:page|au",
+        "page",
+        "FTL: page-mapped with GC, or allocation-unit (log-block) mapped.",
+        "model choice",
+    ),
+    p(
+        "card.map_unit_kib",
+        "KiB",
+        "4",
+        "page FTL: mapping unit; smaller writes read-modify-write one unit.",
+        "typical",
+    ),
+    p(
+        "card.op_pct",
+        "pct",
+        "7",
+        "page FTL: over-provisioning, percent of the user capacity.",
+        "typical 7%",
+    ),
+    p(
+        "card.gc_low_blocks",
+        "count",
+        "8",
+        "page FTL: GC runs when free blocks fall below this.",
+        "model choice",
+    ),
+    p(
+        "card.prefill_pct",
+        "pct",
+        "0",
+        "page FTL: percent of the logical space already written at start (steady-state GC).",
+        "model choice",
+    ),
+    p(
+        "card.au_kib",
+        "KiB",
+        "4096",
+        "au FTL: allocation unit size (preferred_erase_size).",
+        "fio-and-traces.md s10: typ. 4 MiB",
+    ),
+    p(
+        "card.au_open",
+        "count",
+        "2",
+        "au FTL: allocation units the card keeps open at once.",
+        "typical older cards 1-6 [flashbench folklore]",
+    ),
+    p(
+        "card.au_random_in_open",
+        "bool",
+        "false",
+        "au FTL: an open unit accepts writes below its write pointer without a merge.",
+        "model choice",
+    ),
+    p(
+        "card.au_merge_fw_ns",
+        "ns",
+        "1000000",
+        "au FTL: fixed firmware cost of one merge (closing a unit that needs copying).",
+        "calibration start",
+    ),
+    p(
+        "card.trim_ns",
+        "ns",
+        "500000",
+        "Discard/trim fixed busy time (CMD38).",
+        "typical",
+    ),
+    p(
+        "card.trim_ns_per_mib",
+        "ns",
+        "10000",
+        "Discard/trim busy time per MiB.",
+        "typical",
+    ),
+    p(
+        "card.cmdq_depth",
+        "count",
+        "32",
+        "EXT_CSD CMDQ_DEPTH (CQE only).",
+        "JEDEC 5.1 max 32",
+    ),
+    p(
+        "card.cq_policy",
+        "enum:fifo|ready_first",
+        "ready_first",
+        "CQE task order: arrival order, or the task whose data is ready first (ties: oldest).",
+        "model choice (documented in blksim-mmc cqe)",
+    ),
+    p(
+        "card.cq_max_bypass",
+        "count",
+        "8",
+        "ready_first: times the oldest task may be bypassed before it must go next.",
+        "model choice",
+    ),
+];
+
+/// Host parameters (`host.*`): the MMC host controller, its driver and the CPU costs around it.
+pub static HOST_PARAMS: &[ParamDef] = &[
+    p(
+        "host.queue",
+        "enum:legacy|hsq|cqe",
+        "legacy",
+        "MMC host path: legacy (2 in flight), host software queue, or CQHCI command queue.",
+        "kernel drivers/mmc/core/queue.c",
+    ),
+    p(
+        "host.hsq_depth",
+        "count",
+        "2",
+        "hsq: in-flight ASYNC limit tested as in_flight > depth (HSQ_NORMAL_DEPTH).",
+        "kernel mmc_hsq.h",
+    ),
+    p(
+        "host.hsq_perf_depth",
+        "count",
+        "5",
+        "hsq dynamic depth: depth with >= 2 queued 4 KiB writes (HSQ_PERFORMANCE_DEPTH).",
+        "kernel mmc_hsq.h (v6.7)",
+    ),
+    p(
+        "host.hsq_dynamic_depth",
+        "bool",
+        "false",
+        "hsq: mmc_hsq_modify_threshold on every pump.",
+        "kernel mmc_hsq.c (v6.7)",
+    ),
+    p(
+        "host.hsq_next_tag",
+        "enum:fifo|scan",
+        "fifo",
+        "hsq next request: FIFO list (v6.2+) or the old next_tag+1 / lowest-slot scan.",
+        "kernel mmc_hsq.c",
+    ),
+    p(
+        "host.bus_mode",
+        "enum:legacy|hs|ddr52|hs200|hs400",
+        "hs400",
+        "Bus timing mode.",
+        "JEDEC",
+    ),
+    p(
+        "host.bus_width",
+        "count",
+        "8",
+        "Data lines: 1, 4 or 8.",
+        "JEDEC",
+    ),
+    p(
+        "host.bus_clock_hz",
+        "Hz",
+        "0",
+        "Bus clock; 0 = the mode's maximum (26/52/52/200/200 MHz).",
+        "JEDEC",
+    ),
+    p(
+        "host.cmd23",
+        "bool",
+        "true",
+        "Host and card use CMD23 SET_BLOCK_COUNT (else CMD12 stops multi-block transfers).",
+        "kernel block.c mmc_blk_rw_rq_prep",
+    ),
+    p(
+        "host.hw_busy_detect",
+        "bool",
+        "true",
+        "Host waits for DAT0 busy end before the transfer-complete IRQ (MMC_CAP_WAIT_WHILE_BUSY).",
+        "kernel sdhci",
+    ),
+    p(
+        "host.cqe_dcmd",
+        "bool",
+        "true",
+        "MMC_CAP2_CQE_DCMD: flush as a direct command in slot 31 (31 data tasks).",
+        "kernel cqhci-core.c cqhci_init",
+    ),
+    p(
+        "host.prep_ns",
+        "ns",
+        "8000",
+        "mmc_blk_rw_rq_prep + blk_rq_map_sg, per request, in the dispatching context.",
+        "calibration start",
+    ),
+    p(
+        "host.dma_map_base_ns",
+        "ns",
+        "2000",
+        "pre_req DMA mapping fixed cost per request.",
+        "calibration start",
+    ),
+    p(
+        "host.dma_map_per_seg_ns",
+        "ns",
+        "300",
+        "pre_req DMA mapping cost per scatterlist segment.",
+        "calibration start",
+    ),
+    p(
+        "host.request_ns",
+        "ns",
+        "3000",
+        "Host ->request()/request_atomic(): controller register setup before the command goes out.",
+        "calibration start",
+    ),
+    p(
+        "host.irq_ns",
+        "ns",
+        "5000",
+        "Hardware event to the host's (threaded) IRQ handler running.",
+        "calibration start",
+    ),
+    p(
+        "host.wakeup_ns",
+        "ns",
+        "25000",
+        "wake_up()/queue_work() to the woken task running (scheduler + context switch).",
+        "calib:emmc-hbg4a2 (legacy vs hsq gap)",
+    ),
+    p(
+        "host.complete_ns",
+        "ns",
+        "5000",
+        "blk_mq_complete_request to the request ending (softirq/IPI).",
+        "calibration start",
+    ),
+    p(
+        "host.busy_poll_min_ns",
+        "ns",
+        "32000",
+        "First CMD13 busy-poll sleep; doubles up to 32768 us (__mmc_poll_for_busy).",
+        "kernel mmc_ops.c",
+    ),
+    p(
+        "host.cqe_task_ns",
+        "ns",
+        "2000",
+        "CQE: writing a task descriptor and ringing the doorbell.",
+        "calibration start",
+    ),
+];
+
+/// Every parameter, card first.
+pub fn all_params() -> impl Iterator<Item = &'static ParamDef> {
+    CARD_PARAMS.iter().chain(HOST_PARAMS.iter())
+}
+
+pub fn find_param(key: &str) -> Option<&'static ParamDef> {
+    all_params().find(|d| d.key == key)
+}
+
+/// Where parameter values come from (a profile, `--set=` options...). Values are text in the
+/// unit of the table; missing keys take the table default.
+pub trait ParamLookup {
+    fn get(&self, key: &str) -> Option<String>;
+    /// The keys this lookup sets (to reject unknown `card.*`/`host.*` keys).
+    fn keys(&self) -> Vec<String>;
+}
+
+/// A plain ordered map of overrides (deterministic iteration).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParamMap(pub BTreeMap<String, String>);
+
+impl ParamMap {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn set(&mut self, key: &str, value: &str) -> &mut Self {
+        self.0.insert(key.to_string(), value.to_string());
+        self
+    }
+    pub fn with(mut self, key: &str, value: &str) -> Self {
+        self.set(key, value);
+        self
+    }
+}
+
+impl ParamLookup for ParamMap {
+    fn get(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn keys(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+}
+
+impl ParamLookup for BTreeMap<String, String> {
+    fn get(&self, key: &str) -> Option<String> {
+        BTreeMap::get(self, key).cloned()
+    }
+    fn keys(&self) -> Vec<String> {
+        BTreeMap::keys(self).cloned().collect()
+    }
+}
+
+/// Reject keys in the `card.`/`host.` namespaces that the table does not define (typos).
+pub fn check_known_keys(params: &dyn ParamLookup) -> Result<(), String> {
+    for k in params.keys() {
+        if (k.starts_with("card.") || k.starts_with("host.")) && find_param(&k).is_none() {
+            return Err(format!("unknown parameter '{k}' (see the card.*/host.* table in blksim-device emmc::params)"));
+        }
+    }
+    Ok(())
+}
+
+fn def(key: &str) -> &'static ParamDef {
+    find_param(key).unwrap_or_else(|| panic!("parameter {key} is not in the table"))
+}
+
+fn raw(params: &dyn ParamLookup, key: &str) -> (String, &'static ParamDef) {
+    let d = def(key);
+    (params.get(key).unwrap_or_else(|| d.default.to_string()), d)
+}
+
+/// An unsigned integer in the table's unit. `ns` keys also accept `us`, `ms` and `s` suffixes.
+pub fn get_u64(params: &dyn ParamLookup, key: &str) -> Result<u64, String> {
+    let (v, d) = raw(params, key);
+    let t = v.trim().replace('_', "");
+    let (num, mult) = if d.unit == "ns" {
+        if let Some(n) = t.strip_suffix("ns") {
+            (n.to_string(), 1)
+        } else if let Some(n) = t.strip_suffix("us") {
+            (n.to_string(), 1_000)
+        } else if let Some(n) = t.strip_suffix("ms") {
+            (n.to_string(), 1_000_000)
+        } else if let Some(n) = t.strip_suffix('s') {
+            (n.to_string(), 1_000_000_000)
+        } else {
+            (t.clone(), 1)
+        }
+    } else {
+        (t.clone(), 1)
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|x| x.checked_mul(mult))
+        .ok_or_else(|| {
+            format!(
+                "{key}: expected a non-negative integer in {} , got '{v}'",
+                d.unit
+            )
+        })
+}
+
+pub fn get_u32(params: &dyn ParamLookup, key: &str) -> Result<u32, String> {
+    let x = get_u64(params, key)?;
+    u32::try_from(x).map_err(|_| format!("{key}: value {x} too large"))
+}
+
+pub fn get_bool(params: &dyn ParamLookup, key: &str) -> Result<bool, String> {
+    let (v, _) = raw(params, key);
+    match v.trim() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(format!("{key}: expected a bool (true|false), got '{v}'")),
+    }
+}
+
+/// One of the names listed in the table's `enum:a|b|c` unit.
+pub fn get_enum(params: &dyn ParamLookup, key: &str) -> Result<&'static str, String> {
+    let (v, d) = raw(params, key);
+    let choices = d
+        .unit
+        .strip_prefix("enum:")
+        .unwrap_or_else(|| panic!("{key} is not an enum parameter"));
+    choices
+        .split('|')
+        .find(|c| *c == v.trim())
+        .ok_or_else(|| format!("{key}: expected one of {choices}, got '{v}'"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_consistent() {
+        let mut seen = std::collections::BTreeSet::new();
+        let empty = ParamMap::new();
+        for d in all_params() {
+            assert!(seen.insert(d.key), "duplicate key {}", d.key);
+            assert!(d.key.starts_with("card.") || d.key.starts_with("host."));
+            // Every default parses as its own type.
+            let ok = match d.unit {
+                "bool" => get_bool(&empty, d.key).is_ok(),
+                u if u.starts_with("enum:") => get_enum(&empty, d.key).is_ok(),
+                _ => get_u64(&empty, d.key).is_ok(),
+            };
+            assert!(ok, "default of {} does not parse", d.key);
+            assert!(!d.doc.is_empty() && !d.source.is_empty());
+        }
+    }
+
+    #[test]
+    fn errors_name_key_and_unit() {
+        let m = ParamMap::new()
+            .with("card.t_r_ns", "fast")
+            .with("host.queue", "nvme");
+        let e = get_u64(&m, "card.t_r_ns").unwrap_err();
+        assert!(e.contains("card.t_r_ns") && e.contains("ns"), "{e}");
+        let e = get_enum(&m, "host.queue").unwrap_err();
+        assert!(e.contains("legacy|hsq|cqe"), "{e}");
+        let m = ParamMap::new().with("card.t_r_ns", "70us");
+        assert_eq!(get_u64(&m, "card.t_r_ns").unwrap(), 70_000);
+        let m = ParamMap::new().with("card.no_such", "1");
+        assert!(check_known_keys(&m).is_err());
+    }
+}

@@ -1,0 +1,1085 @@
+//! The MMC block driver (`drivers/mmc/core/queue.c`, `block.c`) on one of three host paths.
+//!
+//! Time conventions: every `Ns` this driver puts in [`DriverOut`] (`events`, `unblock`,
+//! `run_queues`) is an absolute virtual time. CPU work done inside `queue_rq` (request prep, DMA
+//! mapping) is charged on one dispatch-CPU timeline (`cpu_free`) instead of holding the caller:
+//! `queue_rq` returns at `now`, and the work it started happens at `max(now, cpu_free)` onward.
+//! Where the kernel *sleeps* inside `queue_rq` (legacy `mmc_blk_rw_wait`, SYNC requests waiting for
+//! idle and running their command) the driver returns `Blocked`, keeps `mq.busy` set, and lists the
+//! context in `out.unblock` when the kernel's `queue_rq` would return.
+
+use crate::hsq::{HsqSlots, NextTag, Slot};
+use crate::HostCosts;
+use blksim_block::driver::{BlkStatus, CallCtx, Driver, DriverOut, DriverStats};
+use blksim_block::request::{flags, Op, RqId, RqPool};
+use blksim_core::Ns;
+use blksim_device::emmc::bus::R1_BITS;
+use blksim_device::emmc::{Access, Card, CardCmd, CardOp, Proto};
+use std::collections::BTreeMap;
+
+/// `MMC_QUEUE_DEPTH`: blk-mq tags for the legacy and hsq paths.
+pub const MMC_QUEUE_DEPTH: u32 = 64;
+/// CQHCI `NUM_SLOTS` and `DCMD_SLOT`.
+pub const CQHCI_NUM_SLOTS: u32 = 32;
+pub const CQHCI_DCMD_SLOT: u32 = 31;
+/// `__mmc_poll_for_busy`: the sleep between polls doubles up to this.
+pub const BUSY_POLL_MAX_NS: Ns = 32_768_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostQueue {
+    Legacy,
+    Hsq,
+    Cqe,
+}
+
+/// `enum mmc_issue_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IssueType {
+    Sync = 0,
+    Dcmd = 1,
+    Async = 2,
+}
+
+/// CQE card task order (`card.cq_policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CqPolicy {
+    /// Strict arrival order.
+    Fifo,
+    /// The queued task whose data is ready first (reads once sensed; writes when the cache has
+    /// room), ties to the oldest; the oldest task may be bypassed at most `max_bypass` times.
+    ReadyFirst,
+}
+
+#[derive(Clone, Debug)]
+pub struct MmcConfig {
+    pub queue: HostQueue,
+    pub hsq_depth: u32,
+    pub hsq_perf_depth: u32,
+    pub hsq_dynamic: bool,
+    pub hsq_next_tag: NextTag,
+    pub cqe_dcmd: bool,
+    pub cmdq_depth: u32,
+    pub cq_policy: CqPolicy,
+    pub cq_max_bypass: u32,
+    pub host: HostCosts,
+}
+
+// Event kinds (payload = kind << 32 | argument).
+const EV_LEG_IRQ: u64 = 1;
+const EV_LEG_WAKE: u64 = 2;
+const EV_LEG_HANDOFF: u64 = 3;
+const EV_LEG_WORK: u64 = 4;
+const EV_DONE: u64 = 5;
+const EV_SYNC_DONE: u64 = 6;
+const EV_HSQ_ENQ: u64 = 7;
+const EV_HSQ_IRQ: u64 = 8;
+const EV_CQE_QUEUED: u64 = 9;
+const EV_CQE_KICK: u64 = 10;
+const EV_CQE_IRQ: u64 = 11;
+
+fn ev(kind: u64, arg: u32) -> u64 {
+    kind << 32 | arg as u64
+}
+
+/// An accepted request, until it completes.
+#[derive(Clone, Copy, Debug)]
+struct Track {
+    ty: IssueType,
+    cmd: CardCmd,
+    tag: u32,
+    segs: u16,
+    accepted: Ns,
+    /// Entered the hsq slot / CQE task list.
+    queued: Ns,
+    /// Bus command start.
+    started: Ns,
+    /// Transfer (and busy) done on the card.
+    hw_done: Ns,
+}
+
+/// A dispatching context asleep inside `queue_rq`.
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    ctx: u32,
+    rq: RqId,
+    ready_at: Ns,
+    sync: bool,
+}
+
+/// A CQE task held by the card.
+#[derive(Clone, Copy, Debug)]
+struct Task {
+    rq: RqId,
+    seq: u64,
+    acc: Access,
+    bypassed: u32,
+    dcmd: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Stats {
+    queue_rq_calls: u64,
+    accepted: [u64; 3],
+    resource_busy: u64,
+    resource_depth: u64,
+    resource_dcmd: u64,
+    blocked: u64,
+    completed: u64,
+    mmc_queue_wait_ns: u64,
+    bus_ns: u64,
+    card_ns: u64,
+    completion_ns: u64,
+    hsq_slot_wait_ns: u64,
+    hsq_slot_wait_max_ns: u64,
+    hsq_depth_raises: u64,
+    cmd13_polls: u64,
+    legacy_wakeups: u64,
+    legacy_complete_work: u64,
+    legacy_took_done: u64,
+    legacy_lock_waits: u64,
+    cqe_reordered: u64,
+    max_in_flight_async: u32,
+}
+
+pub struct MmcDriver {
+    cfg: MmcConfig,
+    card: Box<dyn Card>,
+    proto: Proto,
+    name: String,
+    /// `mq->in_flight[]` indexed by [`IssueType`].
+    in_flight: [u32; 3],
+    /// `mq->busy`: a dispatching context is inside (sleeping in) `queue_rq`.
+    busy: bool,
+    tracked: BTreeMap<RqId, Track>,
+    cpu_free: Ns,
+    /// End of the last data transfer (asserts one transfer on the bus at a time).
+    dat_free: Ns,
+    /// CMD line timeline (CQE queueing/execute commands).
+    cmd_free: Ns,
+    /// `mq->complete_lock` held until.
+    complete_lock_until: Ns,
+    // legacy (`mq->rw_wait`, `mq->complete_req`, `mq->waiting`)
+    leg_on_bus: Option<RqId>,
+    leg_complete_req: Option<RqId>,
+    leg_handoff: Option<RqId>,
+    waiter: Option<Waiter>,
+    /// SYNC request whose command runs now (context to unblock at the end).
+    sync_running: Option<(RqId, u32)>,
+    // hsq
+    hsq: HsqSlots,
+    hsq_depth: u32,
+    hsq_preparing: u32,
+    // cqe
+    cqe_tasks: Vec<Task>,
+    cqe_seq: u64,
+    cqe_outstanding: u32,
+    cqe_bus_until: Ns,
+    cqe_kick_at: Option<Ns>,
+    stats: Stats,
+}
+
+impl MmcDriver {
+    pub fn new(cfg: MmcConfig, card: Box<dyn Card>, cmd23: bool) -> Self {
+        let name = match cfg.queue {
+            HostQueue::Legacy => "mmc-legacy",
+            HostQueue::Hsq => "mmc-hsq",
+            HostQueue::Cqe => "mmc-cqe",
+        };
+        MmcDriver {
+            hsq: HsqSlots::new(cfg.hsq_next_tag),
+            hsq_depth: cfg.hsq_depth,
+            cfg,
+            card,
+            proto: if cmd23 {
+                Proto::Cmd23
+            } else {
+                Proto::OpenEnded
+            },
+            name: name.to_string(),
+            in_flight: [0; 3],
+            busy: false,
+            tracked: BTreeMap::new(),
+            cpu_free: 0,
+            dat_free: 0,
+            cmd_free: 0,
+            complete_lock_until: 0,
+            leg_on_bus: None,
+            leg_complete_req: None,
+            leg_handoff: None,
+            waiter: None,
+            sync_running: None,
+            hsq_preparing: 0,
+            cqe_tasks: Vec::new(),
+            cqe_seq: 0,
+            cqe_outstanding: 0,
+            cqe_bus_until: 0,
+            cqe_kick_at: None,
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn card(&self) -> &dyn Card {
+        self.card.as_ref()
+    }
+
+    /// `mq->in_flight[MMC_ISSUE_ASYNC]`.
+    pub fn in_flight_async(&self) -> u32 {
+        self.in_flight[IssueType::Async as usize]
+    }
+
+    /// Data tasks the CQE can hold (`cqe_qdepth`, 31 with a DCMD slot).
+    pub fn cqe_qdepth(&self) -> u32 {
+        let host = if self.cfg.cqe_dcmd {
+            CQHCI_NUM_SLOTS - 1
+        } else {
+            CQHCI_NUM_SLOTS
+        };
+        host.min(self.cfg.cmdq_depth)
+    }
+
+    /// Upper bound on ASYNC requests in flight for this path.
+    pub fn async_limit(&self) -> u32 {
+        match self.cfg.queue {
+            HostQueue::Legacy => 2,
+            HostQueue::Hsq => {
+                let d = if self.cfg.hsq_dynamic {
+                    self.cfg.hsq_depth.max(self.cfg.hsq_perf_depth)
+                } else {
+                    self.cfg.hsq_depth
+                };
+                d + 1
+            }
+            HostQueue::Cqe => self.cqe_qdepth(),
+        }
+    }
+
+    /// `mmc_issue_type`.
+    fn issue_type(&self, op: Op) -> IssueType {
+        match (self.cfg.queue, op) {
+            (_, Op::Read | Op::Write) => IssueType::Async,
+            (HostQueue::Cqe, Op::Flush) if self.cfg.cqe_dcmd => IssueType::Dcmd,
+            _ => IssueType::Sync,
+        }
+    }
+
+    fn note(&self, out: &mut DriverOut, t: Ns, f: impl FnOnce() -> String) {
+        if out.tracing {
+            out.notes.push((t, f()));
+        }
+    }
+
+    fn hot_check(&mut self) {
+        let a = self.in_flight_async();
+        self.stats.max_in_flight_async = self.stats.max_in_flight_async.max(a);
+        assert!(
+            a <= self.async_limit(),
+            "{}: {a} ASYNC in flight > limit {}",
+            self.name,
+            self.async_limit()
+        );
+        assert!(
+            self.in_flight[IssueType::Dcmd as usize] <= 1,
+            "more than one DCMD in flight"
+        );
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Shared pieces
+    // ------------------------------------------------------------------------------------
+
+    /// Request prep + pre_req DMA mapping in the dispatching context
+    /// (`mmc_blk_rw_rq_prep`, `mmc_pre_req`); returns when it is done.
+    fn prep(&mut self, now: Ns, segs: u16, extra: Ns) -> Ns {
+        let h = &self.cfg.host;
+        let t = now.max(self.cpu_free)
+            + h.prep
+            + h.dma_map_base
+            + h.dma_map_per_seg * segs as Ns
+            + extra;
+        self.cpu_free = t;
+        t
+    }
+
+    /// One CMD13 SEND_STATUS through `mmc_wait_for_cmd` (the caller sleeps for its IRQ).
+    fn cmd13_ns(&self) -> Ns {
+        let h = &self.cfg.host;
+        h.request + self.card.bus().cmd_ns(R1_BITS) + h.irq + h.wakeup
+    }
+
+    /// Wait for the card to leave the programming state after `t0`
+    /// (`card_busy_detect` → `__mmc_poll_for_busy`): with host busy detection one CMD13 confirms;
+    /// otherwise CMD13 polls with a sleep doubling from `busy_poll_min` to 32.768 ms.
+    fn poll_busy(&mut self, t0: Ns, busy_end: Ns) -> Ns {
+        let c = self.cmd13_ns();
+        let mut t = t0 + c;
+        self.stats.cmd13_polls += 1;
+        if self.cfg.host.hw_busy_detect {
+            return t;
+        }
+        let mut delay = self.cfg.host.busy_poll_min.max(1);
+        while t < busy_end {
+            t += delay + c;
+            self.stats.cmd13_polls += 1;
+            delay = (delay * 2).min(BUSY_POLL_MAX_NS);
+        }
+        t
+    }
+
+    /// `mmc_blk_mq_poll_completion` for a finished legacy request: writes check card busy.
+    fn poll_completion(&mut self, rq: RqId, t0: Ns) -> Ns {
+        let tr = self.tracked[&rq];
+        if tr.cmd.op == CardOp::Write {
+            self.poll_busy(t0, tr.hw_done)
+        } else {
+            t0
+        }
+    }
+
+    /// Put a data request on the bus at `t` (host `->request()` then the card sequence).
+    /// Returns (hardware done for the IRQ, busy end).
+    fn start_on_bus(&mut self, rq: RqId, t: Ns, out: &mut DriverOut) -> (Ns, Ns) {
+        let t_cmd = t + self.cfg.host.request;
+        let mut tr = self.tracked[&rq];
+        assert!(
+            t_cmd >= self.dat_free,
+            "{}: command at {t_cmd} while the bus is busy until {}",
+            self.name,
+            self.dat_free
+        );
+        let tm = self.card.submit(t_cmd, &tr.cmd, self.proto);
+        self.dat_free = tm.busy_end;
+        let hw_done = if self.cfg.host.hw_busy_detect || tr.cmd.op == CardOp::Read {
+            tm.busy_end
+        } else {
+            tm.data_end
+        };
+        tr.started = t;
+        tr.hw_done = tm.busy_end;
+        self.stats.mmc_queue_wait_ns += t - tr.accepted;
+        self.stats.bus_ns += (tm.cmd_end - tm.cmd_start) + (tm.data_end - tm.data_start);
+        self.stats.card_ns += (tm.data_start - tm.cmd_end) + (tm.busy_end - tm.data_end);
+        self.tracked.insert(rq, tr);
+        let name = &self.name;
+        self.note(out, t, || {
+            format!(
+                "{name} start rq={rq} tag={} {:?} sector={} n={} data={}..{} busy_end={}",
+                tr.tag,
+                tr.cmd.op,
+                tr.cmd.sector,
+                tr.cmd.nr_sectors,
+                tm.data_start,
+                tm.data_end,
+                tm.busy_end
+            )
+        });
+        (hw_done, tm.busy_end)
+    }
+
+    /// The request ends (`blk_mq_end_request` through the MMC completion path).
+    fn done(&mut self, rq: RqId, now: Ns, out: &mut DriverOut) {
+        let tr = self.tracked.remove(&rq).unwrap_or_else(|| {
+            panic!(
+                "{}: request {rq} completed twice or never accepted",
+                self.name
+            )
+        });
+        let ty = tr.ty as usize;
+        assert!(self.in_flight[ty] > 0);
+        self.in_flight[ty] -= 1;
+        self.stats.completed += 1;
+        if tr.hw_done > 0 && now >= tr.hw_done {
+            self.stats.completion_ns += now - tr.hw_done;
+        }
+        out.completions.push((rq, BlkStatus::Ok));
+        let name = &self.name;
+        self.note(out, now, || {
+            format!(
+                "{name} done rq={rq} tag={} lat_ns={}",
+                tr.tag,
+                now - tr.accepted
+            )
+        });
+        // `mmc_blk_cqe_complete_rq` (hsq and CQE): `mmc_cqe_check_busy` then
+        // `blk_mq_run_hw_queues(q, true)` to refill the queue.
+        if self.cfg.queue != HostQueue::Legacy && tr.ty != IssueType::Sync {
+            out.run_queues.push((0, now));
+        }
+    }
+
+    /// Run a SYNC request's command (`mmc_blk_issue_flush` / `mmc_blk_issue_discard_rq`) at `t`
+    /// in the context `ctx`, which stays blocked until it ends.
+    fn run_sync(&mut self, rq: RqId, ctx: u32, t: Ns, out: &mut DriverOut) {
+        let t = t
+            .max(self.cpu_free)
+            .max(self.complete_lock_until)
+            .max(self.dat_free);
+        let mut tr = self.tracked[&rq];
+        let h = self.cfg.host.clone();
+        let tm = self.card.submit(t + h.request, &tr.cmd, self.proto);
+        self.dat_free = tm.busy_end;
+        // R1b: with host busy detection the IRQ comes at busy end and wakes the caller;
+        // otherwise the caller polls CMD13.
+        let end = if h.hw_busy_detect {
+            tm.busy_end + h.irq + h.wakeup
+        } else {
+            self.poll_busy(tm.cmd_end + h.irq + h.wakeup, tm.busy_end)
+        };
+        tr.started = t;
+        tr.hw_done = tm.busy_end;
+        self.stats.mmc_queue_wait_ns += t - tr.accepted;
+        self.stats.bus_ns += tm.cmd_end - tm.cmd_start;
+        self.stats.card_ns += tm.busy_end - tm.cmd_end;
+        self.tracked.insert(rq, tr);
+        self.cpu_free = self.cpu_free.max(end);
+        self.sync_running = Some((rq, ctx));
+        let name = &self.name;
+        self.note(out, t, || {
+            format!(
+                "{name} sync rq={rq} {:?} busy_end={}",
+                tr.cmd.op, tm.busy_end
+            )
+        });
+        out.events.push((end, ev(EV_SYNC_DONE, rq)));
+    }
+
+    /// hsq/CQE: a SYNC request waits for the queue to be idle (`cqe_wait_for_idle`).
+    fn maybe_run_waiting_sync(&mut self, now: Ns, out: &mut DriverOut) {
+        let idle = match self.cfg.queue {
+            HostQueue::Legacy => return,
+            HostQueue::Hsq => {
+                self.hsq.on_host.is_none() && self.hsq.qcnt == 0 && self.hsq_preparing == 0
+            }
+            HostQueue::Cqe => self.cqe_outstanding == 0,
+        };
+        if idle {
+            if let Some(w) = self.waiter.take() {
+                debug_assert!(w.sync);
+                self.run_sync(w.rq, w.ctx, now.max(w.ready_at), out);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Legacy: one request on the bus, one prepared (`mmc_blk_mq_issue_rw_rq`)
+    // ------------------------------------------------------------------------------------
+
+    fn legacy_issue(
+        &mut self,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        let sync = ty == IssueType::Sync;
+        let segs = self.tracked[&rq].segs;
+        let ready = if sync {
+            now.max(self.cpu_free)
+        } else {
+            self.prep(now, segs, 0)
+        };
+        if let Some(_on_bus) = self.leg_on_bus {
+            // `mmc_blk_rw_wait`: sleep until the request on the bus signals done.
+            debug_assert!(self.leg_complete_req.is_none());
+            self.waiter = Some(Waiter {
+                ctx: ctx.id,
+                rq,
+                ready_at: ready,
+                sync,
+            });
+            self.busy = true;
+            self.stats.blocked += 1;
+            return BlkStatus::Blocked;
+        }
+        if let Some(prev) = self.leg_complete_req.take() {
+            // The previous request is done but `complete_work` has not run: complete it here
+            // (`mmc_blk_mq_complete_prev_req`), then go on.
+            let t0 = ready.max(self.complete_lock_until);
+            let t = self.poll_completion(prev, t0);
+            self.complete_lock_until = t;
+            self.stats.legacy_took_done += 1;
+            self.leg_handoff = Some(prev);
+            self.waiter = Some(Waiter {
+                ctx: ctx.id,
+                rq,
+                ready_at: ready,
+                sync,
+            });
+            self.busy = true;
+            self.stats.blocked += 1;
+            out.events.push((t, ev(EV_LEG_HANDOFF, rq)));
+            return BlkStatus::Blocked;
+        }
+        if sync {
+            self.busy = true;
+            self.stats.blocked += 1;
+            self.run_sync(rq, ctx.id, ready, out);
+            return BlkStatus::Blocked;
+        }
+        if self.complete_lock_until > ready {
+            // `complete_work` is still completing the previous request under
+            // `mq->complete_lock`: this context sleeps on the mutex (still inside queue_rq).
+            self.stats.legacy_lock_waits += 1;
+            self.waiter = Some(Waiter {
+                ctx: ctx.id,
+                rq,
+                ready_at: ready,
+                sync,
+            });
+            self.busy = true;
+            self.stats.blocked += 1;
+            out.events
+                .push((self.complete_lock_until, ev(EV_LEG_HANDOFF, rq)));
+            return BlkStatus::Blocked;
+        }
+        self.legacy_start(rq, ready, out);
+        BlkStatus::Ok
+    }
+
+    fn legacy_start(&mut self, rq: RqId, t: Ns, out: &mut DriverOut) {
+        let (hw_done, _) = self.start_on_bus(rq, t, out);
+        self.leg_on_bus = Some(rq);
+        out.events
+            .push((hw_done + self.cfg.host.irq, ev(EV_LEG_IRQ, rq)));
+    }
+
+    fn legacy_event(&mut self, kind: u64, arg: u32, now: Ns, out: &mut DriverOut) {
+        match kind {
+            EV_LEG_IRQ => {
+                // `mmc_blk_mq_req_done` (host without MMC_CAP_DONE_COMPLETE).
+                assert_eq!(self.leg_on_bus, Some(arg));
+                self.leg_on_bus = None;
+                self.leg_complete_req = Some(arg);
+                let at = now + self.cfg.host.wakeup;
+                if self.waiter.is_some() {
+                    self.stats.legacy_wakeups += 1;
+                    out.events.push((at, ev(EV_LEG_WAKE, arg)));
+                } else {
+                    self.stats.legacy_complete_work += 1;
+                    out.events.push((at, ev(EV_LEG_WORK, arg)));
+                }
+            }
+            EV_LEG_WAKE => {
+                // The dispatcher sleeping in `mmc_blk_rw_wait` runs: poll-complete the previous
+                // request, then start its own.
+                let w = self.waiter.expect("legacy wake without a waiter");
+                let prev = self
+                    .leg_complete_req
+                    .take()
+                    .expect("legacy wake without a done request");
+                let t0 = now.max(w.ready_at).max(self.complete_lock_until);
+                let t = self.poll_completion(prev, t0);
+                self.complete_lock_until = t;
+                self.leg_handoff = Some(prev);
+                out.events.push((t, ev(EV_LEG_HANDOFF, w.rq)));
+            }
+            EV_LEG_HANDOFF => {
+                let w = self.waiter.take().expect("legacy handoff without a waiter");
+                assert_eq!(w.rq, arg);
+                // `prev` is None when this context only waited for `complete_lock`.
+                let prev = self.leg_handoff.take();
+                if w.sync {
+                    if let Some(p) = prev {
+                        self.done(p, now, out);
+                    }
+                    self.run_sync(w.rq, w.ctx, now, out);
+                } else {
+                    // `mmc_start_request(new)`, then `mmc_blk_mq_post_req(prev)` completes the
+                    // previous request, then `queue_rq` returns.
+                    self.legacy_start(w.rq, now, out);
+                    if let Some(p) = prev {
+                        self.done(p, now, out);
+                    }
+                    self.busy = false;
+                    out.unblock.push((w.ctx, now));
+                }
+            }
+            EV_LEG_WORK => {
+                // `mmc_blk_mq_complete_work`, unless a dispatcher already took the request.
+                if let Some(prev) = self.leg_complete_req.take() {
+                    let t0 = now.max(self.complete_lock_until);
+                    let t = self.poll_completion(prev, t0);
+                    self.complete_lock_until = t;
+                    out.events.push((t, ev(EV_DONE, prev)));
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+    // hsq (`mmc_blk_cqe_issue_rw_rq` → `mmc_hsq_request`)
+    // ------------------------------------------------------------------------------------
+
+    fn hsq_issue(
+        &mut self,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        if ty == IssueType::Sync {
+            self.waiter = Some(Waiter {
+                ctx: ctx.id,
+                rq,
+                ready_at: now.max(self.cpu_free),
+                sync: true,
+            });
+            self.busy = true;
+            self.stats.blocked += 1;
+            self.maybe_run_waiting_sync(now, out);
+            return BlkStatus::Blocked;
+        }
+        let segs = self.tracked[&rq].segs;
+        let t = self.prep(now, segs, 0);
+        self.hsq_preparing += 1;
+        out.events.push((t, ev(EV_HSQ_ENQ, rq)));
+        BlkStatus::Ok
+    }
+
+    /// `mmc_hsq_pump_requests`.
+    fn hsq_pump(&mut self, now: Ns, out: &mut DriverOut) {
+        if self.hsq.on_host.is_some() || self.hsq.qcnt == 0 {
+            return;
+        }
+        if self.cfg.hsq_dynamic {
+            let d = self
+                .hsq
+                .threshold(self.cfg.hsq_depth, self.cfg.hsq_perf_depth);
+            if d > self.hsq_depth {
+                self.stats.hsq_depth_raises += 1;
+            }
+            self.hsq_depth = d;
+        }
+        let (tag, s) = self.hsq.pump().unwrap();
+        let wait = now - self.tracked[&s.rq].queued;
+        self.stats.hsq_slot_wait_ns += wait;
+        self.stats.hsq_slot_wait_max_ns = self.stats.hsq_slot_wait_max_ns.max(wait);
+        let name = &self.name;
+        self.note(out, now, || {
+            format!("{name} hsq start tag={tag} slot_wait_ns={wait}")
+        });
+        // `request_atomic` from this (possibly IRQ) context. Hosts on hsq signal busy end, so
+        // the IRQ comes after DAT0 is released either way.
+        let (_, busy_end) = self.start_on_bus(s.rq, now, out);
+        out.events
+            .push((busy_end + self.cfg.host.irq, ev(EV_HSQ_IRQ, s.rq)));
+    }
+
+    fn hsq_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
+        match kind {
+            EV_HSQ_ENQ => {
+                self.hsq_preparing -= 1;
+                let mut tr = self.tracked[&rq];
+                tr.queued = now;
+                self.tracked.insert(rq, tr);
+                let s = Slot {
+                    rq,
+                    is_4k_write: tr.cmd.op == CardOp::Write && tr.cmd.nr_sectors == 8,
+                };
+                self.hsq.enqueue(tr.tag as usize, s);
+                self.hsq_pump(now, out);
+            }
+            EV_HSQ_IRQ => {
+                // `mmc_hsq_finalize_request` → `mmc_cqe_request_done` (→ blk_mq_complete_request,
+                // ends in softirq) → `mmc_hsq_post_request` → pump the next one right here.
+                let tag = self.tracked[&rq].tag as usize;
+                let s = self.hsq.finalize(tag);
+                assert_eq!(s.rq, rq);
+                out.events
+                    .push((now + self.cfg.host.complete, ev(EV_DONE, rq)));
+                self.hsq_pump(now, out);
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+    // CQE (cqhci): the card holds up to 31 data tasks + 1 DCMD
+    // ------------------------------------------------------------------------------------
+
+    fn cqe_issue(
+        &mut self,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        if ty == IssueType::Sync {
+            self.waiter = Some(Waiter {
+                ctx: ctx.id,
+                rq,
+                ready_at: now.max(self.cpu_free),
+                sync: true,
+            });
+            self.busy = true;
+            self.stats.blocked += 1;
+            self.maybe_run_waiting_sync(now, out);
+            return BlkStatus::Blocked;
+        }
+        let segs = if ty == IssueType::Dcmd {
+            0
+        } else {
+            self.tracked[&rq].segs
+        };
+        let t = self.prep(now, segs, self.cfg.host.cqe_task);
+        // CMD44 + CMD45 queue the task on the CMD line (DCMD: sent when executed).
+        let q = if ty == IssueType::Dcmd {
+            t
+        } else {
+            let q = t.max(self.cmd_free) + 2 * self.card.bus().cmd_ns(R1_BITS);
+            self.cmd_free = q;
+            q
+        };
+        self.cqe_outstanding += 1;
+        out.events.push((q, ev(EV_CQE_QUEUED, rq)));
+        BlkStatus::Ok
+    }
+
+    fn cqe_schedule_kick(&mut self, at: Ns, out: &mut DriverOut) {
+        if self.cqe_kick_at.map(|k| k <= at).unwrap_or(false) {
+            return;
+        }
+        self.cqe_kick_at = Some(at);
+        out.events.push((at, ev(EV_CQE_KICK, 0)));
+    }
+
+    /// Pick the next task per `card.cq_policy`; None = wait until `Err(t)`.
+    fn cqe_pick(&self, now: Ns) -> Result<usize, Ns> {
+        if let Some(i) = self.cqe_tasks.iter().position(|t| t.dcmd) {
+            return Ok(i);
+        }
+        let oldest = (0..self.cqe_tasks.len())
+            .min_by_key(|&i| self.cqe_tasks[i].seq)
+            .unwrap();
+        let forced = self.cfg.cq_policy == CqPolicy::Fifo
+            || self.cqe_tasks[oldest].bypassed >= self.cfg.cq_max_bypass;
+        if forced {
+            let r = self.cqe_tasks[oldest].acc.ready;
+            return if r <= now { Ok(oldest) } else { Err(r) };
+        }
+        let best = (0..self.cqe_tasks.len())
+            .min_by_key(|&i| (self.cqe_tasks[i].acc.ready.max(now), self.cqe_tasks[i].seq))
+            .unwrap();
+        let r = self.cqe_tasks[best].acc.ready;
+        if r <= now {
+            Ok(best)
+        } else {
+            Err(r)
+        }
+    }
+
+    fn cqe_kick(&mut self, now: Ns, out: &mut DriverOut) {
+        if self.cqe_tasks.is_empty() {
+            return;
+        }
+        if self.cqe_bus_until > now {
+            self.cqe_schedule_kick(self.cqe_bus_until, out);
+            return;
+        }
+        let i = match self.cqe_pick(now) {
+            Ok(i) => i,
+            Err(t) => {
+                self.cqe_schedule_kick(t, out);
+                return;
+            }
+        };
+        let task = self.cqe_tasks.remove(i);
+        if !task.dcmd {
+            let oldest_seq = self.cqe_tasks.iter().map(|t| t.seq).min();
+            if let Some(o) = oldest_seq.filter(|&o| o < task.seq) {
+                self.stats.cqe_reordered += 1;
+                for t in self.cqe_tasks.iter_mut().filter(|t| t.seq == o) {
+                    t.bypassed += 1;
+                }
+            }
+        }
+        let r1 = self.card.bus().cmd_ns(R1_BITS);
+        let mut tr = self.tracked[&task.rq];
+        let busy_end = if task.dcmd {
+            let t = now.max(self.cmd_free) + r1;
+            self.cmd_free = t;
+            let be = self.card.busy_command(t, &tr.cmd);
+            self.stats.card_ns += be - t;
+            be
+        } else {
+            // CMD13 queue status + CMD46/CMD47 execute, then the data phase.
+            let t = now.max(self.cmd_free) + 2 * r1;
+            self.cmd_free = t;
+            let ds = t.max(task.acc.ready);
+            assert!(ds >= self.dat_free, "cqe: two data transfers on the bus");
+            let (de, be) = self.card.transfer(ds, &tr.cmd, &task.acc);
+            self.dat_free = de;
+            self.stats.bus_ns += (de - ds) + 2 * r1;
+            self.stats.card_ns += (ds - tr.queued.min(ds)) + (be - de);
+            be
+        };
+        tr.started = now;
+        tr.hw_done = busy_end;
+        self.stats.mmc_queue_wait_ns += now - tr.accepted;
+        self.tracked.insert(task.rq, tr);
+        let name = &self.name;
+        self.note(out, now, || {
+            format!(
+                "{name} cqe exec rq={} tag={} {:?} busy_end={busy_end}",
+                task.rq, tr.tag, tr.cmd.op
+            )
+        });
+        // One transfer (or R1b busy) on DAT at a time.
+        self.cqe_bus_until = busy_end;
+        out.events
+            .push((busy_end + self.cfg.host.irq, ev(EV_CQE_IRQ, task.rq)));
+        self.cqe_schedule_kick(busy_end, out);
+    }
+
+    fn cqe_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
+        match kind {
+            EV_CQE_QUEUED => {
+                let mut tr = self.tracked[&rq];
+                tr.queued = now;
+                self.tracked.insert(rq, tr);
+                let dcmd = tr.ty == IssueType::Dcmd;
+                let acc = if dcmd {
+                    Access {
+                        ready: now,
+                        nand_end: now,
+                        last_round_blocks: 0,
+                    }
+                } else {
+                    // The card starts preparing the task as soon as it is queued.
+                    self.card.access(now, &tr.cmd)
+                };
+                self.cqe_seq += 1;
+                self.cqe_tasks.push(Task {
+                    rq,
+                    seq: self.cqe_seq,
+                    acc,
+                    bypassed: 0,
+                    dcmd,
+                });
+                assert!(
+                    self.cqe_tasks.iter().filter(|t| !t.dcmd).count() as u32 <= self.cqe_qdepth()
+                );
+                self.cqe_kick(now, out);
+            }
+            EV_CQE_KICK => {
+                if self.cqe_kick_at == Some(now) {
+                    self.cqe_kick_at = None;
+                }
+                self.cqe_kick(now, out);
+            }
+            EV_CQE_IRQ => {
+                // `cqhci_irq` → `cqhci_finish_mrq` → `mmc_blk_cqe_req_done` →
+                // `blk_mq_complete_request`.
+                self.cqe_outstanding -= 1;
+                out.events
+                    .push((now + self.cfg.host.complete, ev(EV_DONE, rq)));
+            }
+            _ => unreachable!(),
+        }
+    }
+}
+
+impl Driver for MmcDriver {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn nr_hw_queues(&self) -> u16 {
+        1
+    }
+
+    /// `mmc_init_queue`: `MMC_QUEUE_DEPTH` for legacy and hsq; for a real CQE
+    /// `min(card cmdq_depth, host cqe_qdepth)`.
+    fn queue_depth(&self) -> u32 {
+        match self.cfg.queue {
+            HostQueue::Cqe => self.cqe_qdepth(),
+            _ => MMC_QUEUE_DEPTH,
+        }
+    }
+
+    fn blocking(&self) -> bool {
+        true
+    }
+
+    /// `mmc_mq_queue_rq`.
+    fn queue_rq(
+        &mut self,
+        pool: &RqPool,
+        rq: RqId,
+        _hctx: u16,
+        _last: bool,
+        ctx: CallCtx,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        self.stats.queue_rq_calls += 1;
+        let r = pool.get(rq);
+        let ty = self.issue_type(r.op);
+        let name = &self.name;
+        if self.busy {
+            // Parallel dispatch into the driver is not supported (`mq->busy`).
+            self.stats.resource_busy += 1;
+            self.note(out, now, || format!("{name} resource busy rq={rq}"));
+            return BlkStatus::Resource;
+        }
+        match ty {
+            IssueType::Dcmd if self.in_flight[IssueType::Dcmd as usize] > 0 => {
+                self.stats.resource_dcmd += 1;
+                return BlkStatus::Resource;
+            }
+            IssueType::Async
+                if self.cfg.queue == HostQueue::Hsq && self.in_flight_async() > self.hsq_depth =>
+            {
+                self.stats.resource_depth += 1;
+                let d = self.hsq_depth;
+                self.note(out, now, || {
+                    format!("{name} resource hsq_depth={d} rq={rq}")
+                });
+                return BlkStatus::Resource;
+            }
+            _ => {}
+        }
+        assert!(r.tag >= 0, "queue_rq without a driver tag");
+        assert!(
+            (r.tag as u32) < self.queue_depth(),
+            "tag {} beyond queue depth",
+            r.tag
+        );
+        let cmd = CardCmd {
+            op: match r.op {
+                Op::Read => CardOp::Read,
+                Op::Write => CardOp::Write,
+                Op::Flush => CardOp::Flush,
+                Op::Discard => CardOp::Discard,
+            },
+            sector: r.sector,
+            nr_sectors: r.nr_sectors,
+            reliable: r.op == Op::Write && r.flags & flags::REQ_FUA != 0,
+        };
+        let tr = Track {
+            ty,
+            cmd,
+            tag: r.tag as u32,
+            segs: r.nr_segments.max(1),
+            accepted: now,
+            queued: now,
+            started: 0,
+            hw_done: 0,
+        };
+        assert!(
+            self.tracked.insert(rq, tr).is_none(),
+            "{}: request {rq} issued while already in flight",
+            self.name
+        );
+        self.in_flight[ty as usize] += 1;
+        self.stats.accepted[ty as usize] += 1;
+        let st = match self.cfg.queue {
+            HostQueue::Legacy => self.legacy_issue(rq, ctx, ty, now, out),
+            HostQueue::Hsq => self.hsq_issue(rq, ctx, ty, now, out),
+            HostQueue::Cqe => self.cqe_issue(rq, ctx, ty, now, out),
+        };
+        self.hot_check();
+        st
+    }
+
+    fn on_event(&mut self, payload: u64, _pool: &RqPool, now: Ns, out: &mut DriverOut) {
+        let kind = payload >> 32;
+        let arg = payload as u32;
+        match kind {
+            EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK => {
+                self.legacy_event(kind, arg, now, out)
+            }
+            EV_DONE => self.done(arg, now, out),
+            EV_SYNC_DONE => {
+                let (rq, ctx) = self
+                    .sync_running
+                    .take()
+                    .expect("sync done without a sync running");
+                assert_eq!(rq, arg);
+                self.done(rq, now, out);
+                self.busy = false;
+                out.unblock.push((ctx, now));
+            }
+            EV_HSQ_ENQ | EV_HSQ_IRQ => self.hsq_event(kind, arg, now, out),
+            EV_CQE_QUEUED | EV_CQE_KICK | EV_CQE_IRQ => self.cqe_event(kind, arg, now, out),
+            _ => panic!("{}: unknown event payload {payload:#x}", self.name),
+        }
+        if self.waiter.map(|w| w.sync).unwrap_or(false) && self.sync_running.is_none() {
+            self.maybe_run_waiting_sync(now, out);
+        }
+        self.hot_check();
+    }
+
+    fn stats(&self) -> DriverStats {
+        let s = &self.stats;
+        let mut e: Vec<(String, u64)> = [
+            ("mmc_queue_rq_calls", s.queue_rq_calls),
+            ("mmc_accepted_sync", s.accepted[0]),
+            ("mmc_accepted_dcmd", s.accepted[1]),
+            ("mmc_accepted_async", s.accepted[2]),
+            ("mmc_resource_busy", s.resource_busy),
+            ("mmc_resource_hsq_depth", s.resource_depth),
+            ("mmc_resource_dcmd", s.resource_dcmd),
+            ("mmc_blocked_dispatch", s.blocked),
+            ("mmc_completed", s.completed),
+            ("mmc_queue_wait_ns", s.mmc_queue_wait_ns),
+            ("mmc_bus_ns", s.bus_ns),
+            ("mmc_card_ns", s.card_ns),
+            ("mmc_completion_ns", s.completion_ns),
+            ("mmc_hsq_slot_wait_ns", s.hsq_slot_wait_ns),
+            ("mmc_hsq_slot_wait_max_ns", s.hsq_slot_wait_max_ns),
+            ("mmc_hsq_depth_raises", s.hsq_depth_raises),
+            ("mmc_cmd13_polls", s.cmd13_polls),
+            ("mmc_legacy_wakeups", s.legacy_wakeups),
+            ("mmc_legacy_complete_work", s.legacy_complete_work),
+            ("mmc_legacy_took_done", s.legacy_took_done),
+            ("mmc_legacy_lock_waits", s.legacy_lock_waits),
+            ("mmc_cqe_reordered", s.cqe_reordered),
+            ("mmc_max_in_flight_async", s.max_in_flight_async as u64),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        e.extend(self.card.stats());
+        DriverStats { entries: e }
+    }
+
+    fn check_invariants(&self) {
+        let a = self.in_flight_async();
+        assert!(
+            a <= self.async_limit(),
+            "{}: {a} ASYNC in flight",
+            self.name
+        );
+        let total: u32 = self.in_flight.iter().sum();
+        assert_eq!(
+            total as usize,
+            self.tracked.len(),
+            "in_flight out of step with tracked requests"
+        );
+        match self.cfg.queue {
+            HostQueue::Legacy => {
+                assert!(total <= 2, "legacy: {total} requests in flight");
+                assert!(!(self.leg_on_bus.is_some() && self.leg_complete_req.is_some()));
+            }
+            HostQueue::Hsq => {
+                self.hsq.check();
+                assert!(self.hsq.occupied() as u32 <= a);
+            }
+            HostQueue::Cqe => {
+                let data = self.cqe_tasks.iter().filter(|t| !t.dcmd).count() as u32;
+                assert!(data <= self.cqe_qdepth(), "cqe: {data} data tasks");
+                assert!(self.in_flight[IssueType::Dcmd as usize] <= 1);
+            }
+        }
+        if self.busy {
+            assert!(
+                self.waiter.is_some() || self.sync_running.is_some(),
+                "mq.busy without a sleeping context"
+            );
+        }
+    }
+}
