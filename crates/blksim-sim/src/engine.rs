@@ -88,6 +88,7 @@ struct Task {
     depth: u32,
     batch_submit: u32,
     complete_min: u32,
+    complete_max: u32,
     iodepth_low: u32,
     stats: JobStats,
     stats_opts: StatsOptions,
@@ -136,7 +137,6 @@ struct Task {
     rate_rng: blksim_core::Rng,
     number_ios: u64,
     issued: u64,
-    is_sync_engine: bool,
     null_engine: bool,
 }
 
@@ -251,6 +251,7 @@ impl Sim {
                 depth,
                 batch_submit: batch_submit.max(1),
                 complete_min,
+                complete_max: spec.effective_iodepth_batch_complete_max().clamp(1, depth),
                 iodepth_low,
                 stats: JobStats::new(0, &opts),
                 stats_opts: opts,
@@ -293,7 +294,6 @@ impl Sim {
                 rate_rng: streams.stream(&format!("job{i}.rate")),
                 number_ios: spec.number_ios,
                 issued: 0,
-                is_sync_engine,
                 null_engine,
             });
         }
@@ -677,6 +677,12 @@ impl Sim {
                     continue;
                 }
                 task.waiting_full = true;
+                // Completions that arrived while the task was busy elsewhere (asleep in
+                // io_submit) are reaped now.
+                if !task.completed.is_empty() && !task.reap_scheduled {
+                    task.reap_scheduled = true;
+                    self.evq.push(now, Ev::TaskReap(t as u32));
+                }
                 return;
             }
             if task.number_ios > 0 && task.issued >= task.number_ios {
@@ -830,9 +836,10 @@ impl Sim {
                 Ddir::Trim => Op::Discard,
             };
             let mut fl = 0;
-            if self.tasks[t].is_sync_engine || op == Op::Read {
-                // O_DIRECT writes from a sync syscall are REQ_SYNC | REQ_IDLE (`dio_bio_write_op`).
-                fl |= flags::REQ_SYNC;
+            if op == Op::Write {
+                // O_DIRECT writes are REQ_SYNC | REQ_IDLE (`dio_bio_write_op`); reads carry no
+                // flag (they are sync by op, `op_is_sync`).
+                fl |= flags::REQ_SYNC | flags::REQ_IDLE;
             }
             let bio = Bio {
                 token: ((t as u64) << TOKEN_SHIFT) | id as u64,
@@ -968,38 +975,51 @@ impl Sim {
         }
     }
 
-    /// `io_u_queued_complete`: account every completion gathered at this instant.
+    /// `wait_for_completions` → `io_u_queued_complete`. While the queue is full, each
+    /// getevents call reaps at most `iodepth_batch_complete_max` of the completions available
+    /// now and fio refills before it reaps again, so the depth it records stays at iodepth
+    /// (fio's own runs show "IO depths : 16=100%"); while above `iodepth_low` it keeps
+    /// reaping without refilling. When not full (draining at the end, before an fsync or a
+    /// rate sleep, which `io_u_quiesce`s) everything available is reaped. A task asleep in
+    /// `io_submit` on a tag cannot reap; its pump schedules the reap when it gets back.
     fn reap(&mut self, t: usize, now: Ns) {
-        let task = &mut self.tasks[t];
-        task.reap_scheduled = false;
-        let n = task.completed.len() as u32;
-        if n == 0 {
-            return;
-        }
-        for i in 0..task.completed.len() {
-            let id = task.completed[i];
-            let io = task.ious.remove(id);
-            if io.sync {
-                task.stats.record_sync(now, now - io.start);
-                task.sync_in_flight = false;
-            } else {
-                let slat = io.issue - io.start;
-                let clat = now - io.issue;
-                task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+        self.tasks[t].reap_scheduled = false;
+        loop {
+            let task = &mut self.tasks[t];
+            if task.completed.is_empty() || task.blocked_tag {
+                return;
             }
-        }
-        task.completed.clear();
-        task.stats.record_complete(n);
-        task.in_flight -= n;
-        if task.waiting_full {
-            // `wait_for_completions`: keep reaping while above iodepth_low.
-            let need = task.complete_min.max(1);
-            let _ = need;
-            if task.in_flight <= task.iodepth_low || task.in_flight == 0 {
+            let avail = task.completed.len();
+            // getevents(min, max) blocks until `iodepth_batch_complete_min` are in (0 = poll).
+            let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
+            if task.waiting_full && avail < min_evts {
+                return;
+            }
+            let n = if task.waiting_full {
+                avail.min(task.complete_max as usize)
+            } else {
+                avail
+            };
+            for i in 0..n {
+                let id = task.completed[i];
+                let io = task.ious.remove(id);
+                if io.sync {
+                    task.stats.record_sync(now, now - io.start);
+                    task.sync_in_flight = false;
+                } else {
+                    let slat = io.issue - io.start;
+                    let clat = now - io.issue;
+                    task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+                }
+            }
+            task.completed.drain(..n);
+            task.stats.record_complete(n as u32);
+            task.in_flight -= n as u32;
+            if task.waiting_full && (task.in_flight <= task.iodepth_low || task.in_flight == 0) {
                 task.waiting_full = false;
             }
+            self.pump(t, now);
         }
-        self.pump(t, now);
     }
 
     fn finish_task(&mut self, t: usize, now: Ns) {
