@@ -224,17 +224,19 @@ fn run(args: &[String]) -> Result<(), String> {
     let out = setup::run(&jobs, &profile, &cli.opts)?;
     let wall = wall_clock();
     let report = setup::build_report(&jobs, &profile, &cli.opts, &out, &wall);
+    // As fio does with `--output-format=normal,json`: the normal header (job lines, version,
+    // "Starting ..."), then the JSON document(s), then the normal results.
     let mut buf: Vec<u8> = Vec::new();
-    for (i, f) in cli.formats.iter().enumerate() {
-        if i > 0 && f != "normal" && cli.formats[i - 1] != "normal" {
-            buf.push(b'\n');
-        }
-        let r = match f.as_str() {
-            "normal" => blksim_report::normal::write_normal(&report, &mut buf),
-            "json" => blksim_report::json::write_json(&report, false, &mut buf),
-            _ => blksim_report::json::write_json(&report, true, &mut buf),
-        };
-        r.map_err(|e| format!("writing report: {e}"))?;
+    let has_normal = cli.formats.iter().any(|f| f == "normal");
+    let werr = |e: std::io::Error| format!("writing report: {e}");
+    if has_normal {
+        blksim_report::normal::write_normal_header(&report, &mut buf).map_err(werr)?;
+    }
+    for f in cli.formats.iter().filter(|f| *f != "normal") {
+        blksim_report::json::write_json(&report, f == "json+", &mut buf).map_err(werr)?;
+    }
+    if has_normal {
+        blksim_report::normal::write_normal_results(&report, &mut buf).map_err(werr)?;
     }
     match &cli.output {
         Some(p) => std::fs::write(p, &buf).map_err(|e| format!("--output={}: {e}", p.display()))?,
