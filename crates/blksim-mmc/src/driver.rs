@@ -62,6 +62,11 @@ pub struct MmcConfig {
     pub cq_policy: CqPolicy,
     pub cq_max_bypass: u32,
     pub host: HostCosts,
+    /// `host->max_segs`, `host->max_req_size` (bytes), `host->max_blk_count`
+    /// (`mmc_setup_queue`).
+    pub max_segs: u32,
+    pub max_req_size: u32,
+    pub max_blk_count: u32,
 }
 
 // Event kinds (payload = kind << 32 | argument).
@@ -902,6 +907,35 @@ impl Driver for MmcDriver {
 
     fn blocking(&self) -> bool {
         true
+    }
+
+    /// `mmc_blk_alloc_req` → `set_capacity(md->disk, size)`: the card's user area.
+    fn capacity_sectors(&self) -> u64 {
+        self.card.capacity_bytes() >> 9
+    }
+
+    /// `mmc_blk_alloc_req`: `blk_queue_write_cache(md->queue.queue, cache_enabled, fua)` with
+    /// `mmc_cache_enabled(host)` true when the card reports a cache (EXT_CSD CACHE_SIZE > 0,
+    /// turned on by `mmc_init_card`). Then REQ_PREFLUSH/fsync reach the driver as
+    /// REQ_OP_FLUSH → `mmc_blk_issue_flush` (CMD6 FLUSH_CACHE).
+    fn write_cache(&self) -> bool {
+        self.card.cache_bytes() > 0
+    }
+
+    /// `mmc_setup_queue`: `max_hw_sectors = min(host->max_blk_count, host->max_req_size / 512)`,
+    /// `max_segments = host->max_segs`; `max_sectors` then defaults to
+    /// `min(max_hw_sectors, BLK_DEF_MAX_SECTORS)` (`blk_validate_limits`).
+    fn apply_limits(&self, lim: &mut blksim_block::limits::QueueLimits) {
+        let hw_sectors = self
+            .cfg
+            .max_blk_count
+            .min(self.cfg.max_req_size / 512)
+            .max(8);
+        lim.max_hw_sectors_kb = hw_sectors / 2;
+        lim.max_sectors_kb = lim.max_sectors_kb.min(lim.max_hw_sectors_kb);
+        lim.max_segments = self.cfg.max_segs.clamp(1, u16::MAX as u32) as u16;
+        lim.logical_block_size = 512;
+        lim.rotational = false;
     }
 
     /// `mmc_mq_queue_rq`.

@@ -97,7 +97,17 @@ impl MmcConfig {
             },
             cq_max_bypass: get_u32(p, "card.cq_max_bypass")?,
             host: HostCosts::from_params(p)?,
+            max_segs: nonzero(p, "host.max_segs")?,
+            max_req_size: nonzero(p, "host.max_req_size")?,
+            max_blk_count: nonzero(p, "host.max_blk_count")?,
         })
+    }
+}
+
+fn nonzero(p: &dyn ParamLookup, key: &str) -> Result<u32, String> {
+    match get_u32(p, key)? {
+        0 => Err(format!("{key}: must be > 0")),
+        v => Ok(v),
     }
 }
 

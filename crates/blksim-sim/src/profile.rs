@@ -22,13 +22,31 @@ pub struct Bundled {
 }
 
 /// Profiles shipped with blksim (`profiles/*.toml`), embedded so the binary stands alone.
-pub const BUNDLED: &[Bundled] = &[Bundled {
-    name: "null_blk",
-    toml: include_str!("../../../profiles/null_blk.toml"),
-}];
+pub const BUNDLED: &[Bundled] = &[
+    Bundled {
+        name: "emmc-hbg4a2",
+        toml: include_str!("../../../profiles/emmc-hbg4a2.toml"),
+    },
+    Bundled {
+        name: "emmc-ux500",
+        toml: include_str!("../../../profiles/emmc-ux500.toml"),
+    },
+    Bundled {
+        name: "emmc-512k-2009",
+        toml: include_str!("../../../profiles/emmc-512k-2009.toml"),
+    },
+    Bundled {
+        name: "emmc-allwinner",
+        toml: include_str!("../../../profiles/emmc-allwinner.toml"),
+    },
+    Bundled {
+        name: "null_blk",
+        toml: include_str!("../../../profiles/null_blk.toml"),
+    },
+];
 
-/// The default device when no `--device` is given.
-pub const DEFAULT_DEVICE: &str = "null_blk";
+/// The default device when no `--device` is given: eMMC is what blksim is for (issue #3).
+pub const DEFAULT_DEVICE: &str = "emmc-hbg4a2";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProfileValue {

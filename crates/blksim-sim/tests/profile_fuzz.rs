@@ -24,8 +24,13 @@ fn mutated_profiles_never_panic_and_errors_are_located() {
                     0 if pos < bytes.len() => {
                         bytes.remove(pos);
                     }
-                    1 => bytes.insert(pos, alphabet[(xorshift(&mut x) % alphabet.len() as u64) as usize]),
-                    _ if pos < bytes.len() => bytes[pos] = alphabet[(xorshift(&mut x) % alphabet.len() as u64) as usize],
+                    1 => bytes.insert(
+                        pos,
+                        alphabet[(xorshift(&mut x) % alphabet.len() as u64) as usize],
+                    ),
+                    _ if pos < bytes.len() => {
+                        bytes[pos] = alphabet[(xorshift(&mut x) % alphabet.len() as u64) as usize]
+                    }
                     _ => {}
                 }
             }
@@ -43,7 +48,10 @@ fn mutated_profiles_never_panic_and_errors_are_located() {
             }
         }
     }
-    assert!(parsed > 100, "mutations too destructive to test the builders ({parsed})");
+    assert!(
+        parsed > 100,
+        "mutations too destructive to test the builders ({parsed})"
+    );
 }
 
 #[test]

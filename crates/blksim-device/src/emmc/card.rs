@@ -92,6 +92,12 @@ pub trait Card {
     fn busy_command(&mut self, at: Ns, cmd: &CardCmd) -> Ns;
     /// Counters for the driver's statistics.
     fn stats(&self) -> Vec<(String, u64)>;
+    /// User-area capacity in bytes (EXT_CSD SEC_COUNT × 512), for `set_capacity`.
+    fn capacity_bytes(&self) -> u64;
+    /// Volatile cache size in bytes (EXT_CSD CACHE_SIZE; 0 = no cache). The MMC driver turns
+    /// the cache on and declares a write cache when it is non-zero (`mmc_blk_alloc_req` →
+    /// `blk_queue_write_cache(q, cache_size > 0, ...)`).
+    fn cache_bytes(&self) -> u64;
 
     /// A full non-queued command sequence starting on the bus at `now`.
     fn submit(&mut self, now: Ns, cmd: &CardCmd, proto: Proto) -> CardTiming {
@@ -241,6 +247,8 @@ pub struct CardStats {
     pub cache_stall_ns: u64,
     pub write_through: u64,
     pub flush_ns: u64,
+    pub read_buffer_hits: u64,
+    pub bkops: u64,
 }
 
 /// Card-side parameters other than NAND geometry.
@@ -254,6 +262,15 @@ pub struct CardConfig {
     pub flush_fw: Ns,
     pub trim_ns: Ns,
     pub trim_ns_per_mib: Ns,
+    /// `card.read_buffer_kib` in bytes (0 = off).
+    pub read_buffer_bytes: u64,
+    /// `card.read_buffer_ns`: serving a read buffer hit.
+    pub read_buffer_ns: Ns,
+    /// `card.t_r_step_ns`.
+    pub t_r_step: Ns,
+    /// `card.bkops_interval_ns`, `card.bkops_ns` (0 = off).
+    pub bkops_interval: Ns,
+    pub bkops: Ns,
 }
 
 pub struct EmmcCard {
@@ -262,6 +279,11 @@ pub struct EmmcCard {
     pub nand: Nand,
     pub ftl: Ftl,
     eng: Engine,
+    /// Controller read buffer: NAND page ranges `[first, last]` most recently sensed, newest
+    /// last, at most `read_buffer_bytes` of pages.
+    rbuf: VecDeque<(u64, u64)>,
+    /// Next background operation start (0 = none scheduled yet).
+    next_bkops: Ns,
     pub stats: CardStats,
 }
 
@@ -273,6 +295,8 @@ impl EmmcCard {
             nand,
             ftl,
             eng: Engine::default(),
+            rbuf: VecDeque::new(),
+            next_bkops: 0,
             stats: CardStats::default(),
         }
     }
@@ -288,6 +312,64 @@ impl EmmcCard {
 
     fn cached(&self, cmd: &CardCmd) -> bool {
         self.cfg.cache_bytes > 0 && !cmd.reliable && cmd.bytes() <= self.cfg.cache_bytes
+    }
+
+    /// First and last NAND page index a command touches.
+    fn page_range(&self, cmd: &CardCmd) -> (u64, u64) {
+        let pb = self.nand.page_bytes;
+        let first = cmd.sector * 512 / pb;
+        let last = ((cmd.sector + cmd.nr_sectors.max(1) as u64) * 512 - 1) / pb;
+        (first, last)
+    }
+
+    /// Whether every page of a read is still in the controller read buffer.
+    fn rbuf_hit(&self, cmd: &CardCmd) -> bool {
+        if self.cfg.read_buffer_bytes == 0 {
+            return false;
+        }
+        let (f, l) = self.page_range(cmd);
+        self.rbuf.iter().any(|&(a, b)| a <= f && l <= b)
+    }
+
+    fn rbuf_insert(&mut self, cmd: &CardCmd) {
+        if self.cfg.read_buffer_bytes == 0 {
+            return;
+        }
+        let r = self.page_range(cmd);
+        self.rbuf.push_back(r);
+        let cap = (self.cfg.read_buffer_bytes / self.nand.page_bytes).max(1);
+        while self.rbuf.iter().map(|(a, b)| b - a + 1).sum::<u64>() > cap && self.rbuf.len() > 1 {
+            self.rbuf.pop_front();
+        }
+    }
+
+    /// A write makes buffered pages it overlaps stale.
+    fn rbuf_invalidate(&mut self, cmd: &CardCmd) {
+        if self.rbuf.is_empty() {
+            return;
+        }
+        let (f, l) = self.page_range(cmd);
+        self.rbuf.retain(|&(a, b)| b < f || l < a);
+    }
+
+    /// Card-initiated background operations (auto-BKOPS, read reclaim): every
+    /// `bkops_interval` the NAND engine is held for `bkops`, so a foreground command arriving
+    /// during one waits for it (the rare multi-ms completion latencies of measurements §5).
+    fn run_bkops(&mut self, at: Ns) {
+        if self.cfg.bkops_interval == 0 || self.cfg.bkops == 0 {
+            return;
+        }
+        if self.next_bkops == 0 {
+            self.next_bkops = self.cfg.bkops_interval;
+        }
+        while self.next_bkops <= at {
+            let start = self.next_bkops;
+            self.eng.advance(start);
+            let s = start.max(self.eng.t);
+            self.eng.t = s + self.cfg.bkops;
+            self.stats.bkops += 1;
+            self.next_bkops += self.cfg.bkops_interval;
+        }
     }
 
     fn nand_pages(&self, cmd: &CardCmd) -> u64 {
@@ -307,9 +389,73 @@ impl Card for EmmcCard {
         &self.bus
     }
 
+    fn capacity_bytes(&self) -> u64 {
+        self.cfg.capacity_bytes
+    }
+
+    fn cache_bytes(&self) -> u64 {
+        self.cfg.cache_bytes
+    }
+
     fn access(&mut self, at: Ns, cmd: &CardCmd) -> Access {
         match cmd.op {
             CardOp::Read => {
+                self.run_bkops(at + self.cfg.read_fw);
+                if self.rbuf_hit(cmd) {
+                    // Served from the controller's buffer: no sensing, no channel transfer.
+                    self.stats.read_buffer_hits += 1;
+                    let ready = at + self.cfg.read_buffer_ns;
+                    return Access {
+                        ready,
+                        nand_end: ready,
+                        last_round_blocks: 0,
+                    };
+                }
+                self.rbuf_insert(cmd);
+                // TLC page types sense at different speeds (LSB < CSB < MSB).
+                let saved_tr = self.nand.t_r;
+                self.nand.t_r += self.cfg.t_r_step * (self.page_range(cmd).0 % 3);
+                let acc = self.read_access(at, cmd);
+                self.nand.t_r = saved_tr;
+                acc
+            }
+            CardOp::Write if self.cached(cmd) => {
+                self.rbuf_invalidate(cmd);
+                self.run_bkops(at);
+                self.write_access(at, cmd)
+            }
+            _ => {
+                if cmd.op == CardOp::Write {
+                    self.rbuf_invalidate(cmd);
+                    self.run_bkops(at);
+                }
+                Access {
+                    ready: at,
+                    nand_end: at,
+                    last_round_blocks: 0,
+                }
+            }
+        }
+    }
+
+    fn transfer(&mut self, data_start: Ns, cmd: &CardCmd, acc: &Access) -> (Ns, Ns) {
+        self.transfer_impl(data_start, cmd, acc)
+    }
+
+    fn busy_command(&mut self, at: Ns, cmd: &CardCmd) -> Ns {
+        self.run_bkops(at);
+        self.busy_command_impl(at, cmd)
+    }
+
+    fn stats(&self) -> Vec<(String, u64)> {
+        self.stats_impl()
+    }
+}
+
+impl EmmcCard {
+    fn read_access(&mut self, at: Ns, cmd: &CardCmd) -> Access {
+        {
+            {
                 // Firmware decodes the command, then the NAND senses in rounds of
                 // planes × dies pages, pipelined with streaming the data out.
                 // Each round senses (t_R) and streams only the bytes actually read over the
@@ -337,7 +483,12 @@ impl Card for EmmcCard {
                     last_round_blocks: last,
                 }
             }
-            CardOp::Write if self.cached(cmd) => {
+        }
+    }
+
+    fn write_access(&mut self, at: Ns, cmd: &CardCmd) -> Access {
+        {
+            {
                 self.eng.advance(at);
                 let dirty = self.eng.dirty();
                 let need = (dirty + cmd.bytes()).saturating_sub(self.cfg.cache_bytes);
@@ -355,15 +506,10 @@ impl Card for EmmcCard {
                     last_round_blocks: 0,
                 }
             }
-            _ => Access {
-                ready: at,
-                nand_end: at,
-                last_round_blocks: 0,
-            },
         }
     }
 
-    fn transfer(&mut self, data_start: Ns, cmd: &CardCmd, acc: &Access) -> (Ns, Ns) {
+    fn transfer_impl(&mut self, data_start: Ns, cmd: &CardCmd, acc: &Access) -> (Ns, Ns) {
         let blocks = cmd.nr_sectors as u64;
         match cmd.op {
             CardOp::Read => {
@@ -399,7 +545,7 @@ impl Card for EmmcCard {
         }
     }
 
-    fn busy_command(&mut self, at: Ns, cmd: &CardCmd) -> Ns {
+    fn busy_command_impl(&mut self, at: Ns, cmd: &CardCmd) -> Ns {
         match cmd.op {
             CardOp::Flush => {
                 self.stats.flushes += 1;
@@ -417,7 +563,7 @@ impl Card for EmmcCard {
         }
     }
 
-    fn stats(&self) -> Vec<(String, u64)> {
+    fn stats_impl(&self) -> Vec<(String, u64)> {
         let s = &self.stats;
         let f = self.ftl.stats();
         [
@@ -431,6 +577,8 @@ impl Card for EmmcCard {
             ("card_cache_stall_ns", s.cache_stall_ns),
             ("card_write_through", s.write_through),
             ("card_flush_ns", s.flush_ns),
+            ("card_read_buffer_hits", s.read_buffer_hits),
+            ("card_bkops", s.bkops),
             ("ftl_gc_blocks", f.gc_blocks),
             ("ftl_gc_copied_units", f.gc_copied_units),
             ("ftl_gc_ns", f.gc_ns),

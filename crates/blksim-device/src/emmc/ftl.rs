@@ -406,6 +406,8 @@ pub struct AuFtl {
     pub max_open: usize,
     pub random_in_open: bool,
     pub merge_fw: Ns,
+    /// `card.au_gap_merge`: a forward gap merges the unit instead of copying the gap.
+    pub gap_merge: bool,
     pub open: Vec<OpenAu>,
     clock: u64,
     pub stats: FtlStats,
@@ -418,10 +420,16 @@ impl AuFtl {
             max_open: max_open.max(1) as usize,
             random_in_open,
             merge_fw,
+            gap_merge: false,
             open: Vec::new(),
             clock: 0,
             stats: FtlStats::default(),
         }
+    }
+
+    pub fn with_gap_merge(mut self, on: bool) -> Self {
+        self.gap_merge = on;
+        self
     }
 
     /// Cost of closing a unit written up to `wp`: copy the rest from the old block (a merge),
@@ -458,10 +466,16 @@ impl AuFtl {
             self.clock += 1;
             let stamp = self.clock;
             let idx = match self.open.iter().position(|o| o.au == au) {
-                Some(i) if off >= self.open[i].wp || self.random_in_open => i,
+                Some(i)
+                    if off == self.open[i].wp
+                        || self.random_in_open
+                        || (off > self.open[i].wp && !self.gap_merge) =>
+                {
+                    i
+                }
                 Some(i) => {
-                    // Writing below the write pointer of a strictly sequential unit: merge it
-                    // and start the unit again.
+                    // Writing below the write pointer of a strictly sequential unit (or, with
+                    // `gap_merge`, beyond it): merge it and start the unit again.
                     ns += self.close(nand, i);
                     self.open.push(OpenAu { au, wp: 0, stamp });
                     self.open.len() - 1

@@ -70,12 +70,15 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
             if au == 0 {
                 return Err("card.au_kib: must be > 0".into());
             }
-            Ftl::Au(AuFtl::new(
-                au,
-                get_u32(p, "card.au_open")?,
-                get_bool(p, "card.au_random_in_open")?,
-                get_u64(p, "card.au_merge_fw_ns")?,
-            ))
+            Ftl::Au(
+                AuFtl::new(
+                    au,
+                    get_u32(p, "card.au_open")?,
+                    get_bool(p, "card.au_random_in_open")?,
+                    get_u64(p, "card.au_merge_fw_ns")?,
+                )
+                .with_gap_merge(get_bool(p, "card.au_gap_merge")?),
+            )
         }
     };
     let cfg = CardConfig {
@@ -87,6 +90,11 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
         flush_fw: get_u64(p, "card.flush_fw_ns")?,
         trim_ns: get_u64(p, "card.trim_ns")?,
         trim_ns_per_mib: get_u64(p, "card.trim_ns_per_mib")?,
+        read_buffer_bytes: get_u64(p, "card.read_buffer_kib")? * 1024,
+        read_buffer_ns: get_u64(p, "card.read_buffer_ns")?,
+        t_r_step: get_u64(p, "card.t_r_step_ns")?,
+        bkops_interval: get_u64(p, "card.bkops_interval_ns")?,
+        bkops: get_u64(p, "card.bkops_ns")?,
     };
     Ok(EmmcCard::new(cfg, bus, nand, ftl))
 }

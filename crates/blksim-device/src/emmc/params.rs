@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug)]
 pub struct ParamDef {
     pub key: &'static str,
-    /// `ns`, `KiB`, `MiB`, `MB/s`, `Hz`, `clk`, `count`, `pct`, `bool`, or `enum:a|b|c`.
+    /// `ns`, `bytes`, `KiB`, `MiB`, `MB/s`, `Hz`, `clk`, `count`, `pct`, `bool`, or `enum:a|b|c`.
     pub unit: &'static str,
     pub default: &'static str,
     pub doc: &'static str,
@@ -206,6 +206,48 @@ pub static CARD_PARAMS: &[ParamDef] = &[
         "calibration start",
     ),
     p(
+        "card.au_gap_merge",
+        "bool",
+        "false",
+        "au FTL: a write that leaves a gap after an open unit's write pointer merges and restarts the unit (instead of copying the gap in).",
+        "measurements s4 (two writes to one erase block with a gap: ~510 ms, two merges)",
+    ),
+    p(
+        "card.read_buffer_kib",
+        "KiB",
+        "0",
+        "Controller read buffer: the most recently sensed NAND pages; a read entirely inside it skips t_R and the channel. 0 = off.",
+        "model choice (measurements s1 seq vs rand read, s4 'likes sequential reads')",
+    ),
+    p(
+        "card.read_buffer_ns",
+        "ns",
+        "20000",
+        "Firmware time to serve a read from the controller read buffer (replaces read_fw_ns + t_R).",
+        "calibration start; calib per profile",
+    ),
+    p(
+        "card.t_r_step_ns",
+        "ns",
+        "0",
+        "Extra t_R per TLC page type: page index mod 3 adds 0, 1 or 2 steps (LSB/CSB/MSB sense).",
+        "typical TLC (LSB/CSB/MSB t_R differ by 10-30 us)",
+    ),
+    p(
+        "card.bkops_interval_ns",
+        "ns",
+        "0",
+        "Period of card-initiated background operations (auto-BKOPS, read reclaim) that hold the NAND engine. 0 = off.",
+        "model choice; fitted per profile",
+    ),
+    p(
+        "card.bkops_ns",
+        "ns",
+        "0",
+        "Duration of one background operation (foreground commands wait behind it).",
+        "model choice; fitted per profile",
+    ),
+    p(
         "card.trim_ns",
         "ns",
         "500000",
@@ -320,6 +362,27 @@ pub static HOST_PARAMS: &[ParamDef] = &[
         "true",
         "MMC_CAP2_CQE_DCMD: flush as a direct command in slot 31 (31 data tasks).",
         "kernel cqhci-core.c cqhci_init",
+    ),
+    p(
+        "host.max_segs",
+        "count",
+        "128",
+        "mmc_host->max_segs: scatterlist entries per request (queue max_segments).",
+        "kernel sdhci.c sdhci_setup_host (SDHCI_MAX_SEGS = 128 with ADMA)",
+    ),
+    p(
+        "host.max_req_size",
+        "bytes",
+        "524288",
+        "mmc_host->max_req_size: largest request in bytes.",
+        "kernel sdhci.c sdhci_setup_host (512 KiB)",
+    ),
+    p(
+        "host.max_blk_count",
+        "count",
+        "65535",
+        "mmc_host->max_blk_count: largest block count of one data command.",
+        "kernel sdhci.c sdhci_setup_host (65535 unless SDHCI_QUIRK_NO_MULTIBLOCK)",
     ),
     p(
         "host.prep_ns",
