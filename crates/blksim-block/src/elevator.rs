@@ -137,6 +137,27 @@ pub trait Elevator {
         ))
     }
 
+    /// Like `completed_request`, called just before it, with the data-integrity oracle: an
+    /// elevator that issued its own reads (the `eraseblock` scheduler's gap reads) learns
+    /// here what data (versions) they returned. Default: nothing.
+    fn completed_request_data(
+        &mut self,
+        _pool: &RqPool,
+        _rq: RqId,
+        _data: &crate::integrity::Integrity,
+        _now: Ns,
+    ) {
+    }
+
+    /// Requests whose bios the elevator moved into a request it built itself (absorbed into a
+    /// combined write): the core frees their empty shells and scheduler tags, as it does after
+    /// an insert merge. Called after `insert_requests`, `dispatch_request` and `timer`.
+    fn take_released(&mut self, _out: &mut Vec<RqId>) {}
+
+    /// Device capacity in sectors, told once at setup (elevators that issue their own I/O
+    /// must stay inside the device).
+    fn set_capacity(&mut self, _sectors: u64) {}
+
     /// Statistics the elevator wants reported under `blksim.elevator` (name, value).
     fn stats(&self) -> Vec<(&'static str, u64)> {
         Vec::new()

@@ -12,10 +12,13 @@
 //! * [`plug`]: per-task plugging (`blk_add_rq_to_plug`, `blk_mq_flush_plug_list`).
 //! * [`queue`]: submission (`blk_mq_submit_bio`), hardware-queue runs and dispatch
 //!   (`block/blk-mq-sched.c`, `blk_mq_dispatch_rq_list`), completion and restart.
+//! * [`integrity`]: the data-integrity oracle (per-sector versions, checked on every read).
 //! * [`driver`]: the [`Driver`] trait, shaped like `struct blk_mq_ops`.
 
+pub mod cpu;
 pub mod driver;
 pub mod elevator;
+pub mod integrity;
 pub mod limits;
 pub mod merge;
 pub mod plug;

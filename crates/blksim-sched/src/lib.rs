@@ -9,17 +9,21 @@
 //! * [`bfq`]: `block/bfq-iosched.c` + `block/bfq-wf2q.c` — a model: per-process queues,
 //!   B-WF2Q+ on sector budgets, in-service life cycle, idling, budget feedback, timeouts and
 //!   the weight-raising heuristics (see the module docs for what is left out).
+//! * [`eraseblock`]: not in the kernel — the MMC-aware scheduler of measurements §4: deadline
+//!   for reads, writes grouped per erase block with the gaps read and one combined write.
 //! * [`common`]: jiffies (HZ = 250) and the generic merge code of `block/elevator.c`.
 //!
 //! Registry: [`make_elevator`] by name with the kernel's aliases (`deadline` → `mq-deadline`).
 
 pub mod bfq;
 pub mod common;
+pub mod eraseblock;
 pub mod kyber;
 pub mod mq_deadline;
 
 pub use bfq::Bfq;
 pub use common::{HZ, TICK_NS};
+pub use eraseblock::EraseBlock;
 pub use kyber::Kyber;
 pub use mq_deadline::MqDeadline;
 
@@ -27,7 +31,7 @@ use blksim_block::elevator::{Elevator, ElvParams};
 use blksim_block::limits::QueueLimits;
 
 /// Names `scheduler` accepts (the kernel's `elevator_name`s plus `none`).
-pub const ELEVATOR_NAMES: &[&str] = &["none", "mq-deadline", "kyber", "bfq"];
+pub const ELEVATOR_NAMES: &[&str] = &["none", "mq-deadline", "kyber", "bfq", "eraseblock"];
 
 /// `elevator_find` with aliases (`elevator_alias`: mq-deadline registers "deadline").
 pub fn canonical_name(name: &str) -> Option<&'static str> {
@@ -36,6 +40,7 @@ pub fn canonical_name(name: &str) -> Option<&'static str> {
         "mq-deadline" | "deadline" => Some("mq-deadline"),
         "kyber" => Some("kyber"),
         "bfq" => Some("bfq"),
+        "eraseblock" => Some("eraseblock"),
         _ => None,
     }
 }
@@ -57,6 +62,7 @@ pub fn make_elevator_with_limits(
         Some("mq-deadline") => Ok(Some(Box::new(MqDeadline::with_limits(p, lim.clone())))),
         Some("kyber") => Ok(Some(Box::new(Kyber::new(p)))),
         Some("bfq") => Ok(Some(Box::new(Bfq::with_limits(p, lim.clone())))),
+        Some("eraseblock") => Ok(Some(Box::new(EraseBlock::with_limits(p, lim.clone())))),
         _ => Err(format!(
             "unknown I/O scheduler '{name}' (known: {})",
             ELEVATOR_NAMES.join(", ")

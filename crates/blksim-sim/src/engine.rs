@@ -39,6 +39,9 @@ enum Ev {
     StartQueues,
     /// A task's runtime is up.
     TaskDeadline(u32),
+    /// A task's submission goes on after yielding the CPU model's clock (between bios of
+    /// one `io_submit`, or after the dispatch run inside its syscall ended).
+    TaskSubmitCont(u32),
 }
 
 impl Ev {
@@ -54,6 +57,7 @@ impl Ev {
             Ev::ElvTimer(t) => (8, t),
             Ev::StartQueues => (9, 0),
             Ev::TaskDeadline(t) => (10, t as u64),
+            Ev::TaskSubmitCont(t) => (11, t as u64),
         }
     }
 }
@@ -138,6 +142,12 @@ struct Task {
     number_ios: u64,
     issued: u64,
     null_engine: bool,
+    /// The task is inside a syscall that yielded the CPU model's clock (see
+    /// [`Ev::TaskSubmitCont`]); it does nothing else until the submission goes on.
+    submit_yield: bool,
+    /// fio's verify phase (`verify=` + `do_verify`): after the write phase the job reads its
+    /// region back (`do_verify`); the block layer's integrity oracle checks every read.
+    verify_gen: Option<IoGen>,
 }
 
 /// What one task reports.
@@ -165,6 +175,12 @@ pub struct SimOutput {
     pub peak_requests: usize,
     pub peak_bios: usize,
     pub capacity_bytes: u64,
+    /// Data-integrity oracle: user read bios checked, mismatches found.
+    pub integrity_reads_checked: u64,
+    /// CPU model figures (empty on the ideal platform): lock acquisitions, hand-offs, spin
+    /// time, CPU busy time.
+    pub cpu_stats: Vec<(&'static str, u64)>,
+    pub integrity_mismatches: u64,
 }
 
 pub struct Sim {
@@ -184,6 +200,15 @@ pub struct Sim {
     max_events: u64,
     /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
     debug_events: bool,
+    /// Last data version handed to a user write (the integrity oracle's global counter).
+    last_version: u64,
+    /// Local clock of the task context being run (CPU model): the event time plus the CPU
+    /// time spent so far; equal to the event time on the ideal platform.
+    clk: Ns,
+    /// Event time and start of the running task context, and its CPU.
+    ctx_ev: Ns,
+    ctx_start: Ns,
+    ctx_cpu: u16,
 }
 
 const TOKEN_SHIFT: u32 = 32;
@@ -216,6 +241,8 @@ impl Sim {
             let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
             let gen = IoGen::try_new(spec, region, &streams, i)
                 .map_err(|e| format!("job '{}': {e}", spec.name))?;
+            let verify_gen = crate::verify::verify_gen(spec, region, &streams, i)
+                .map_err(|e| format!("job '{}': verify: {e}", spec.name))?;
             let depth = spec.effective_depth();
             let batch_submit = if spec.iodepth_batch_submit == 0 {
                 depth
@@ -295,6 +322,8 @@ impl Sim {
                 number_ios: spec.number_ios,
                 issued: 0,
                 null_engine,
+                submit_yield: false,
+                verify_gen,
             });
         }
         let mut out = BlkOut::default();
@@ -316,6 +345,11 @@ impl Sim {
             capacity_bytes,
             max_events: u64::MAX,
             debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
+            last_version: 0,
+            clk: 0,
+            ctx_ev: 0,
+            ctx_start: 0,
+            ctx_cpu: 0,
         };
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].wait_for.is_empty() {
@@ -351,6 +385,9 @@ impl Sim {
             self.drain(now);
             if let Some(e) = self.trace_error.take() {
                 return Err(e);
+            }
+            if let Some(m) = &self.queue.integrity.first_mismatch {
+                return Err(format!("{m}, at t={now} ns"));
             }
         }
         let end = self.evq.now();
@@ -402,21 +439,83 @@ impl Sim {
             peak_requests,
             peak_bios,
             capacity_bytes: self.capacity_bytes,
+            integrity_reads_checked: self.queue.integrity.reads_checked,
+            cpu_stats: self.queue.cpu_stats(),
+            integrity_mismatches: self.queue.integrity.mismatches,
         })
+    }
+
+    /// Start a task context (CPU model): the task runs on its CPU from when that CPU is
+    /// free; `switch_in` adds a context switch (the task was asleep).
+    fn task_begin(&mut self, t: usize, now: Ns, switch_in: bool) -> Ns {
+        let cpu = self.tasks[t].cpu;
+        let start = self.queue.cpu.begin(cpu, now);
+        self.queue.cpu.cur_task = Some(t as u32);
+        self.ctx_ev = now;
+        self.ctx_start = start;
+        self.ctx_cpu = cpu;
+        self.clk = start;
+        if switch_in && self.queue.cpu.on {
+            self.clk += self.platform.ctxsw_ns;
+        }
+        self.clk
+    }
+
+    fn task_end(&mut self) {
+        self.queue
+            .cpu
+            .end(self.ctx_cpu, self.ctx_start, self.clk.max(self.ctx_start));
+        self.queue.cpu.cur_task = None;
+        self.queue.cpu.task_parked = None;
     }
 
     fn handle(&mut self, now: Ns, ev: Ev) {
         match ev {
-            Ev::TaskStart(t) => self.task_start(t as usize, now),
+            Ev::TaskStart(t) => {
+                let clk = self.task_begin(t as usize, now, false);
+                self.task_start(t as usize, clk);
+                self.task_end();
+            }
             Ev::TaskWake(t) => {
                 let task = &mut self.tasks[t as usize];
                 if task.state == TaskState::Running && task.sleeping {
                     task.sleeping = false;
-                    self.pump(t as usize, now);
+                    let clk = self.task_begin(t as usize, now, true);
+                    self.pump(t as usize, clk);
+                    self.task_end();
                 }
             }
-            Ev::TaskReap(t) => self.reap(t as usize, now),
-            Ev::TaskTagResume(t) => self.tag_resume(t as usize, now),
+            Ev::TaskReap(t) => {
+                // A task asleep in getevents is switched in only once enough completions
+                // are there (`iodepth_batch_complete_min`); otherwise it reaps in passing.
+                let task = &self.tasks[t as usize];
+                let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
+                let wakes = task.waiting_full
+                    && !task.blocked_tag
+                    && !task.submit_yield
+                    && task.completed.len() >= min_evts;
+                let clk = self.task_begin(t as usize, now, wakes);
+                self.reap(t as usize, clk);
+                self.task_end();
+            }
+            Ev::TaskTagResume(t) => {
+                let clk = self.task_begin(t as usize, now, true);
+                self.tag_resume(t as usize, clk);
+                self.task_end();
+            }
+            Ev::TaskSubmitCont(t) => {
+                let t = t as usize;
+                if self.tasks[t].submit_yield {
+                    self.tasks[t].submit_yield = false;
+                    let clk = self.task_begin(t, now, false);
+                    self.continue_submit(t, clk);
+                    if !self.tasks[t].blocked_tag && !self.tasks[t].submit_yield {
+                        let clk = self.clk;
+                        self.pump(t, clk);
+                    }
+                    self.task_end();
+                }
+            }
             Ev::HwRun(h, at) => {
                 self.kblockd_runs += 1;
                 // kblockd picks a CPU of the hctx round-robin, switching every
@@ -441,7 +540,9 @@ impl Sim {
                     self.queue.elevator_timer(now, &mut self.out);
                 }
             }
-            Ev::StartQueues => self.queue.start_stopped_hw_queues(now, &mut self.out),
+            Ev::StartQueues => self
+                .queue
+                .start_stopped_hw_queues(&mut { now }, &mut self.out),
             Ev::TaskDeadline(t) => {
                 let task = &mut self.tasks[t as usize];
                 if task.state == TaskState::Running {
@@ -449,7 +550,9 @@ impl Sim {
                     if task.sleeping {
                         task.sleeping = false;
                     }
-                    self.pump(t as usize, now);
+                    let clk = self.task_begin(t as usize, now, false);
+                    self.pump(t as usize, clk);
+                    self.task_end();
                 }
             }
         }
@@ -480,8 +583,12 @@ impl Sim {
                 progress = true;
                 let runs = std::mem::take(&mut self.out.drv.run_queues);
                 for (h, at) in &runs {
-                    self.queue
-                        .delay_run_hw_queue(*h, at.saturating_sub(now), now, &mut self.out);
+                    self.queue.delay_run_hw_queue(
+                        *h,
+                        at.saturating_sub(now),
+                        &mut { now },
+                        &mut self.out,
+                    );
                 }
                 self.out.drv.run_queues = runs;
                 self.out.drv.run_queues.clear();
@@ -509,7 +616,9 @@ impl Sim {
                 progress = true;
                 for i in 0..self.out.hw_runs.len() {
                     let (h, delay) = self.out.hw_runs[i];
-                    let at = now + delay;
+                    // The queue records when the run is due on the requesting context's
+                    // local clock (CPU model); on the ideal platform that is now + delay.
+                    let at = self.queue.pending_run_at(h).unwrap_or(now + delay);
                     // The run is identified by the time blk-mq scheduled it for; the
                     // kblockd wake-up latency comes on top.
                     self.evq
@@ -520,18 +629,34 @@ impl Sim {
             if !self.out.bio_done.is_empty() {
                 progress = true;
                 let done = std::mem::take(&mut self.out.bio_done);
-                for &(token, st) in &done {
-                    self.bio_done(token, st, now);
+                let at = std::mem::take(&mut self.out.bio_done_at);
+                for (i, &(token, st)) in done.iter().enumerate() {
+                    // With the CPU model the completion was posted at its context's local
+                    // time; the woken task runs after the wake-up latency.
+                    let t = at.get(i).copied().unwrap_or(now).max(now);
+                    self.bio_done(token, st, t);
                 }
                 self.out.bio_done = done;
                 self.out.bio_done.clear();
+                self.out.bio_done_at = at;
+                self.out.bio_done_at.clear();
+            }
+            if !self.out.task_resume.is_empty() {
+                progress = true;
+                for i in 0..self.out.task_resume.len() {
+                    let (t, at) = self.out.task_resume[i];
+                    self.evq.push(at.max(now), Ev::TaskSubmitCont(t));
+                }
+                self.out.task_resume.clear();
             }
             if !self.out.task_unblocked.is_empty() {
                 progress = true;
                 for i in 0..self.out.task_unblocked.len() {
                     let t = self.out.task_unblocked[i];
-                    self.evq
-                        .push(now + self.platform.task_wakeup_ns, Ev::TaskTagResume(t));
+                    self.evq.push(
+                        now.max(self.clk) + self.platform.task_wakeup_ns,
+                        Ev::TaskTagResume(t),
+                    );
                 }
                 self.out.task_unblocked.clear();
             }
@@ -602,8 +727,11 @@ impl Sim {
     /// fio's main loop for one task at `now`.
     fn pump(&mut self, t: usize, now: Ns) {
         loop {
+            // The local clock moves as the task's syscalls spend CPU time (CPU model).
+            let now = now.max(self.clk);
             let task = &mut self.tasks[t];
             if task.state != TaskState::Running
+                || task.submit_yield
                 || task.blocked_tag
                 || task.sleeping
                 || task.waiting_full
@@ -665,6 +793,13 @@ impl Sim {
                 if task.end_fsync && task.wrote && !task.end_fsync_done {
                     task.end_fsync_done = true;
                     self.issue_sync(t, now);
+                    continue;
+                }
+                if crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen) {
+                    task.gen_done = false;
+                    task.deadline = None;
+                    task.deadline_hit = false;
+                    task.number_ios = 0;
                     continue;
                 }
                 self.finish_task(t, now);
@@ -763,6 +898,9 @@ impl Sim {
     /// `td_io_commit`: submit the pending io_units (one `io_submit` call). More than two
     /// I/Os in one call are plugged, as `io_submit` (AIO_PLUG_THRESHOLD) and io_uring do.
     fn commit(&mut self, t: usize, now: Ns) {
+        // The submit syscall (`io_submit`, `io_uring_enter`): entry and exit.
+        self.clk = self.clk.max(now) + self.platform.syscall_ns;
+        let now = self.clk;
         let task = &mut self.tasks[t];
         debug_assert!(task.commit_batch.is_empty());
         std::mem::swap(&mut task.commit_batch, &mut task.pending);
@@ -841,6 +979,13 @@ impl Sim {
                 // flag (they are sync by op, `op_is_sync`).
                 fl |= flags::REQ_SYNC | flags::REQ_IDLE;
             }
+            // Every user write carries a fresh data version (the integrity oracle).
+            let version = if op == Op::Write {
+                self.last_version += 1;
+                self.last_version
+            } else {
+                0
+            };
             let bio = Bio {
                 token: ((t as u64) << TOKEN_SHIFT) | id as u64,
                 op,
@@ -851,7 +996,7 @@ impl Sim {
                 task: task_id,
                 cpu,
                 ioprio: IoPrioClass::Be,
-                version: 0,
+                version,
                 queue_time: now,
                 next: blksim_block::request::NO_BIO,
             };
@@ -868,26 +1013,49 @@ impl Sim {
                 100 + op as u64,
                 ((task_id as u64) << 32) | nsec as u64,
             );
+            let _ = now;
             let r = self
                 .queue
-                .submit_bio(bio, &mut *self.driver, now, &mut self.out);
+                .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out);
             if r == Submit::WaitTag {
                 self.tasks[t].blocked_tag = true;
+                return;
+            }
+            if self.queue.cpu.task_parked.take() == Some(task_id) {
+                // A dispatch run inside this syscall yielded; the task waits for it.
+                self.tasks[t].submit_yield = true;
+                return;
+            }
+            if self.queue.cpu.on
+                && self.clk > self.ctx_ev
+                && (self.tasks[t].submit_cursor.map(|c| c.0 < nr) == Some(true)
+                    || self.tasks[t].plugging)
+            {
+                // Yield between bios so that other CPUs' lock acquisitions that come
+                // earlier in time go first.
+                self.tasks[t].submit_yield = true;
+                self.evq.push(self.clk, Ev::TaskSubmitCont(task_id));
                 return;
             }
         }
         if self.tasks[t].plugging {
             self.tasks[t].plugging = false;
             self.queue
-                .finish_plug(task_id, &mut *self.driver, now, &mut self.out);
+                .finish_plug(task_id, &mut *self.driver, &mut self.clk, &mut self.out);
+            if self.queue.cpu.task_parked.take() == Some(task_id) {
+                self.tasks[t].commit_batch.clear();
+                self.tasks[t].submit_yield = true;
+                return;
+            }
         }
         self.tasks[t].commit_batch.clear();
     }
 
     fn tag_resume(&mut self, t: usize, now: Ns) {
-        let r = self
-            .queue
-            .resume_tag_waiter(t as u32, &mut *self.driver, now, &mut self.out);
+        self.clk = self.clk.max(now);
+        let r =
+            self.queue
+                .resume_tag_waiter(t as u32, &mut *self.driver, &mut self.clk, &mut self.out);
         if r == Submit::WaitTag {
             return;
         }
@@ -896,7 +1064,8 @@ impl Sim {
             return;
         }
         self.continue_submit(t, now);
-        if !self.tasks[t].blocked_tag {
+        if !self.tasks[t].blocked_tag && !self.tasks[t].submit_yield {
+            let now = self.clk.max(now);
             // slat covers the time spent asleep in io_submit.
             let task = &mut self.tasks[t];
             for i in 0..task.ious.capacity_used() as u32 {
@@ -947,9 +1116,10 @@ impl Sim {
             queue_time: now,
             next: blksim_block::request::NO_BIO,
         };
+        self.clk = self.clk.max(now);
         if self
             .queue
-            .submit_bio(bio, &mut *self.driver, now, &mut self.out)
+            .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out)
             == Submit::WaitTag
         {
             self.tasks[t].blocked_tag = true;
@@ -1004,11 +1174,11 @@ impl Sim {
                 let id = task.completed[i];
                 let io = task.ious.remove(id);
                 if io.sync {
-                    task.stats.record_sync(now, now - io.start);
+                    task.stats.record_sync(now, now.saturating_sub(io.start));
                     task.sync_in_flight = false;
                 } else {
-                    let slat = io.issue - io.start;
-                    let clat = now - io.issue;
+                    let slat = io.issue.saturating_sub(io.start);
+                    let clat = now.saturating_sub(io.issue);
                     task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
                 }
             }

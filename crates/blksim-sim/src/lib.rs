@@ -22,6 +22,7 @@ pub mod engine;
 pub mod platform;
 pub mod profile;
 pub mod setup;
+pub mod verify;
 
 pub use engine::{Sim, SimOutput, TaskResult};
 pub use profile::{Profile, BUNDLED, DEFAULT_DEVICE};

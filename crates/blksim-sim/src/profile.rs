@@ -43,6 +43,10 @@ pub const BUNDLED: &[Bundled] = &[
         name: "null_blk",
         toml: include_str!("../../../profiles/null_blk.toml"),
     },
+    Bundled {
+        name: "null_blk-server",
+        toml: include_str!("../../../profiles/null_blk-server.toml"),
+    },
 ];
 
 /// The default device when no `--device` is given: eMMC is what blksim is for (issue #3).

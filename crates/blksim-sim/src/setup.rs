@@ -246,10 +246,13 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         nr_requests: lim.nr_requests,
         queue_depth: driver.queue_depth(),
         rotational: lim.rotational,
-        erase_block_bytes: None,
+        erase_block_bytes: erase_block_bytes(profile),
         seed: streams.stream("elevator").next_u64(),
     };
     let mut elevator = blksim_sched::make_elevator_with_limits(&elv_name, &params, &lim)?;
+    if let Some(e) = elevator.as_mut() {
+        e.set_capacity(driver.capacity_sectors());
+    }
     if let Some(e) = elevator.as_mut() {
         for (k, v) in profile.with_prefix("queue.iosched") {
             e.set_tunable(&k, &v.value)
@@ -262,7 +265,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         ));
     }
     let mut tag_rng = streams.stream("tags");
-    let queue = RequestQueue::new(
+    let mut queue = RequestQueue::new(
         lim,
         elevator,
         driver.nr_hw_queues(),
@@ -270,6 +273,11 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         platform.nr_cpus as usize,
         &mut tag_rng,
     );
+    if !platform.is_ideal() {
+        // CPUs and locks (issue #4); the ideal platform leaves the model off entirely.
+        queue.set_cpu_costs(platform.cpu_costs(&elv_name));
+        queue.cpu.on = true;
+    }
     let trace = match &opts.blktrace {
         Some(dir) => {
             std::fs::create_dir_all(dir)
@@ -293,6 +301,24 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         sim.set_max_events(m);
     }
     sim.run()
+}
+
+/// The device's erase block as the `eraseblock` scheduler should see it: an eMMC card's
+/// allocation unit (`card.au_kib`, the `preferred_erase_size` Linux reads from the card) with
+/// the allocation-unit FTL, else its NAND erase block (`card.page_kib` × `card.pages_per_block`).
+/// None for devices without one (the scheduler then assumes 512 KiB).
+fn erase_block_bytes(p: &Profile) -> Option<u64> {
+    use blksim_device::emmc::params::{get_enum, get_u64};
+    if p.driver != "mmc" {
+        return None;
+    }
+    let l = MmcLookup(p);
+    match get_enum(&l, "card.ftl").ok()? {
+        "au" => get_u64(&l, "card.au_kib").ok().map(|k| k * 1024),
+        _ => Some(
+            get_u64(&l, "card.page_kib").ok()? * get_u64(&l, "card.pages_per_block").ok()? * 1024,
+        ),
+    }
 }
 
 /// The simulated block device's name (for disk stats and blktrace files).
@@ -466,6 +492,20 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
         elv.push(*k, JsonValue::UInt(*v));
     }
     o.push("elevator_stats", elv);
+    let mut integ = JsonValue::object();
+    integ.push(
+        "reads_checked",
+        JsonValue::UInt(out.integrity_reads_checked),
+    );
+    integ.push("mismatches", JsonValue::UInt(out.integrity_mismatches));
+    o.push("integrity", integ);
+    if !out.cpu_stats.is_empty() {
+        let mut cpu = JsonValue::object();
+        for (k, v) in &out.cpu_stats {
+            cpu.push(*k, JsonValue::UInt(*v));
+        }
+        o.push("cpu", cpu);
+    }
     o
 }
 

@@ -346,7 +346,10 @@ fn bench(args: &[String]) -> Result<(), String> {
     println!("simulated I/Os per second: {:.0}", ios as f64 / best);
     if best_cpu > 0.0 {
         // CPU time of the simulating thread: robust when other work shares the machine.
-        println!("best CPU time of {runs}: {best_cpu:.3} s ({:.0} simulated I/Os per CPU-second)", ios as f64 / best_cpu);
+        println!(
+            "best CPU time of {runs}: {best_cpu:.3} s ({:.0} simulated I/Os per CPU-second)",
+            ios as f64 / best_cpu
+        );
     }
     println!("peak RSS: {rss} KiB");
     Ok(())

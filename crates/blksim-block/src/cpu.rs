@@ -1,0 +1,304 @@
+//! CPUs and locks (issue #4): the CPU time each step of the path costs, per-CPU timelines,
+//! and locks as resources contexts wait for.
+//!
+//! # Model
+//! * A *context* (a task in a syscall, a kblockd work item, an interrupt) runs on one CPU
+//!   with a local clock. It starts at `max(event time, cpu.busy_until)` — work for a busy CPU
+//!   waits, nothing preempts — and every step it executes advances the local clock by the
+//!   step's cost ([`CpuCosts`]). When the context ends, `busy_until` is the local clock.
+//! * A lock ([`Lock`]) is a timeline of hold intervals. A context arriving at local time `t`
+//!   is granted the earliest gap at or after `t` long enough for its hold, plus a hand-off
+//!   cost when the previous holder was another CPU (the lock word and the data it protects
+//!   move between caches). Waiting spins: the CPU stays busy (`spin_lock`, not a sleeping
+//!   mutex). Departure from the kernel: the hold is placed by gap search, so a context
+//!   processed later in the event loop may slot into an earlier gap — grants approximate a
+//!   FIFO queued spinlock (`qspinlock`) rather than follow processing order strictly.
+//! * Contexts whose local clock ran ahead of the event time yield at lock acquisitions in
+//!   the dispatch loop and between bios of one `io_submit`/`io_uring_enter`, so concurrent
+//!   contexts interleave at lock granularity, as CPUs do (see `queue.rs`).
+//!
+//! With every cost zero (the ideal platform) no clock ever moves, no context yields, locks
+//! are never consulted, and results are those of the zero-cost model.
+
+use blksim_core::Ns;
+
+/// Per-step CPU costs in ns. Which kernel function each covers is documented on the field;
+/// defaults and sources are in `blksim-sim`'s `platform::PLATFORM_PARAMS`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuCosts {
+    /// `submit_bio` → `blk_mq_submit_bio` per bio: bio allocation, splitting check, request
+    /// allocation (tag), accounting.
+    pub bio_alloc_ns: Ns,
+    /// `blk_add_rq_to_plug` per request (the flush itself is charged as inserts and runs).
+    pub plug_ns: Ns,
+    /// Elevator `bio_merge` attempt, under the elevator lock (`dd_bio_merge`, `bfq_bio_merge`).
+    pub elv_merge_ns: Ns,
+    /// Elevator `insert_requests` per request, under the elevator lock.
+    pub elv_insert_ns: Ns,
+    /// Elevator `dispatch_request` per call, under the elevator lock.
+    pub elv_dispatch_ns: Ns,
+    /// Elevator `completed_request` + `finish_request` per request (under the lock for bfq).
+    pub elv_complete_ns: Ns,
+    /// Extra hand-off cost of the elevator lock when it moves between CPUs: the lock word and
+    /// the scheduler's hot state (lists, trees, counters) migrate with it.
+    pub elv_handoff_ns: Ns,
+    /// Scale of the elevator's own costs (`elv_*`), in percent, for the elevator in use.
+    pub elv_cost_pct: u64,
+    /// `blk_mq_dispatch_rq_list` → driver `queue_rq` per request (with `blk_mq_start_request`),
+    /// under the driver's per-hardware-queue lock.
+    pub queue_rq_ns: Ns,
+    /// Hand-off cost of a hctx or driver lock moving between CPUs (one cache line).
+    pub lock_handoff_ns: Ns,
+    /// `blk_mq_end_request` per request: stats, tag release, `bio_endio`, the completion
+    /// event for the submitter (CQE / aio event) and the wake-up call.
+    pub complete_ns: Ns,
+    /// Interrupt (or timer / softirq) entry for a completion that does not run inline.
+    pub irq_ns: Ns,
+}
+
+impl CpuCosts {
+    /// Any cost non-zero: the CPU model is on.
+    pub fn active(&self) -> bool {
+        self.bio_alloc_ns
+            | self.plug_ns
+            | self.elv_merge_ns
+            | self.elv_insert_ns
+            | self.elv_dispatch_ns
+            | self.elv_complete_ns
+            | self.elv_handoff_ns
+            | self.queue_rq_ns
+            | self.lock_handoff_ns
+            | self.complete_ns
+            | self.irq_ns
+            != 0
+    }
+
+    /// An elevator cost scaled for the elevator in use.
+    #[inline]
+    pub fn elv(&self, base: Ns) -> Ns {
+        base * self.elv_cost_pct / 100
+    }
+}
+
+/// No CPU has held the lock yet.
+const NO_OWNER: u16 = u16::MAX;
+
+/// A spinlock as a timeline of hold intervals `[start, end)` by CPU, sorted, disjoint.
+#[derive(Clone, Debug, Default)]
+pub struct Lock {
+    holds: Vec<(Ns, Ns, u16)>,
+    /// Owner of the last interval dropped from `holds` (for the next hand-off).
+    past_owner: Option<u16>,
+    pub acquisitions: u64,
+    pub handoffs: u64,
+    /// Time spent spinning, summed over acquisitions.
+    pub wait_ns: u64,
+}
+
+impl Lock {
+    /// Acquire at local time `*now` on `cpu` for `hold` ns of critical section; the local
+    /// clock moves to the end of the hold (spinning included). `handoff` is paid when the
+    /// previous holder in time was another CPU. Returns when the critical section starts
+    /// (after the spin and the hand-off).
+    pub fn hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns, handoff: Ns) -> Ns {
+        self.acquisitions += 1;
+        let arrival = *now;
+        let mut s = arrival;
+        let mut prev = self.past_owner.unwrap_or(NO_OWNER);
+        let mut at = self.holds.len();
+        for (i, &(a, b, o)) in self.holds.iter().enumerate() {
+            if b <= s {
+                prev = o;
+                continue;
+            }
+            let h = if prev != NO_OWNER && prev != cpu {
+                handoff
+            } else {
+                0
+            };
+            if s + h + hold <= a {
+                at = i;
+                break;
+            }
+            s = s.max(b);
+            prev = o;
+        }
+        // A contended acquisition (it had to spin) migrates even if the previous hold in the
+        // timeline was this CPU's: the queued spinlock is FIFO, so other waiters would have
+        // taken it in between; the timeline only lacks them because they are processed later.
+        let contended = s > arrival;
+        let h = if prev != NO_OWNER && (prev != cpu || contended) {
+            handoff
+        } else {
+            0
+        };
+        if h > 0 {
+            self.handoffs += 1;
+        }
+        let end = s + h + hold;
+        self.wait_ns += s - arrival;
+        self.holds.insert(at, (s, end, cpu));
+        *now = end;
+        s + h
+    }
+
+    /// Forget holds that ended before `t` (no context can arrive earlier than the event
+    /// being processed), keeping the last owner for the hand-off rule.
+    pub fn trim(&mut self, t: Ns) {
+        let n = self.holds.iter().take_while(|h| h.1 <= t).count();
+        if n > 0 {
+            self.past_owner = Some(self.holds[n - 1].2);
+            self.holds.drain(..n);
+        }
+    }
+}
+
+/// Per-CPU timelines and the locks of one request queue.
+#[derive(Clone, Debug, Default)]
+pub struct CpuModel {
+    pub costs: CpuCosts,
+    pub on: bool,
+    busy_until: Vec<Ns>,
+    /// The elevator lock (`dd->lock`, `bfqd->lock`, `khd->lock`; one per queue for the
+    /// single-queue schedulers, `QUEUE_FLAG_SQ_SCHED`).
+    pub elv_lock: Lock,
+    /// `hctx->lock` per hardware queue (protects `hctx->dispatch`).
+    pub hctx_locks: Vec<Lock>,
+    /// The driver's submission lock per hardware queue (held across `queue_rq`).
+    pub drv_locks: Vec<Lock>,
+    /// Busy time per CPU (for utilisation reports).
+    pub busy_ns: Vec<u64>,
+    /// Event time of the context being run: no later context can arrive before it.
+    floor: Ns,
+    /// CPU of the running context.
+    pub cur_cpu: u16,
+    /// The task whose syscall the running context is (None for kblockd and interrupts).
+    pub cur_task: Option<u32>,
+    /// Set when a dispatch run inside `cur_task`'s syscall yielded: the task waits for it.
+    pub task_parked: Option<u32>,
+}
+
+impl CpuModel {
+    pub fn new(costs: CpuCosts, nr_cpus: usize, nr_hw: usize) -> Self {
+        CpuModel {
+            on: costs.active(),
+            costs,
+            busy_until: vec![0; nr_cpus.max(1)],
+            elv_lock: Lock::default(),
+            hctx_locks: vec![Lock::default(); nr_hw.max(1)],
+            drv_locks: vec![Lock::default(); nr_hw.max(1)],
+            busy_ns: vec![0; nr_cpus.max(1)],
+            floor: 0,
+            cur_cpu: 0,
+            cur_task: None,
+            task_parked: None,
+        }
+    }
+
+    /// Hold the elevator lock on `cpu` for `hold` ns (scaled elevator cost already applied).
+    #[inline]
+    pub fn elv_hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns) -> Ns {
+        let f = self.floor;
+        let handoff = self.costs.elv(self.costs.elv_handoff_ns);
+        self.elv_lock.trim(f);
+        self.elv_lock.hold(cpu, now, hold, handoff)
+    }
+
+    /// Hold `hctx->lock` of hardware queue `h`.
+    #[inline]
+    pub fn hctx_hold(&mut self, h: u16, cpu: u16, now: &mut Ns, hold: Ns) {
+        let f = self.floor;
+        let handoff = self.costs.lock_handoff_ns;
+        let l = &mut self.hctx_locks[h as usize];
+        l.trim(f);
+        l.hold(cpu, now, hold, handoff);
+    }
+
+    /// Hold the driver's submission lock of hardware queue `h` for `hold` ns.
+    #[inline]
+    pub fn drv_hold(&mut self, h: u16, cpu: u16, now: &mut Ns, hold: Ns) {
+        let f = self.floor;
+        let handoff = self.costs.lock_handoff_ns;
+        let l = &mut self.drv_locks[h as usize];
+        l.trim(f);
+        l.hold(cpu, now, hold, handoff);
+    }
+
+    /// Event time of the context being run.
+    #[inline]
+    pub fn floor(&self) -> Ns {
+        self.floor
+    }
+
+    /// Start a context on `cpu` at event time `now`: the local clock.
+    #[inline]
+    pub fn begin(&mut self, cpu: u16, now: Ns) -> Ns {
+        self.cur_task = None;
+        self.task_parked = None;
+        self.cur_cpu = cpu;
+        if !self.on {
+            return now;
+        }
+        let c = cpu as usize % self.busy_until.len();
+        self.floor = self.floor.max(now);
+        now.max(self.busy_until[c])
+    }
+
+    /// End a context started with [`Self::begin`] at local `start`, now at local `clk`.
+    #[inline]
+    pub fn end(&mut self, cpu: u16, start: Ns, clk: Ns) {
+        if !self.on {
+            return;
+        }
+        let c = cpu as usize % self.busy_until.len();
+        self.busy_until[c] = self.busy_until[c].max(clk);
+        self.busy_ns[c] += clk.saturating_sub(start);
+    }
+
+    /// Charge `cpu`'s timeline directly (work done by a context that already ended).
+    pub fn charge(&mut self, cpu: u16, at: Ns, cost: Ns) -> Ns {
+        let c = cpu as usize % self.busy_until.len();
+        let s = at.max(self.busy_until[c]);
+        self.busy_until[c] = s + cost;
+        self.busy_ns[c] += cost;
+        s + cost
+    }
+
+    pub fn busy_until(&self, cpu: u16) -> Ns {
+        self.busy_until[cpu as usize % self.busy_until.len()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two CPUs take one lock in turn: the hand-off cost shows up exactly once per move.
+    #[test]
+    fn handoff_cost_is_paid_exactly_when_the_lock_moves() {
+        let mut l = Lock::default();
+        // CPU 0 at t=0 holds 100 ns: first ever acquisition, no hand-off.
+        let mut t0 = 0;
+        assert_eq!(l.hold(0, &mut t0, 100, 30), 0);
+        assert_eq!(t0, 100);
+        // CPU 1 arrives at 50: spins to 100, pays 30 for the move, holds 100 → 230.
+        let mut t1 = 50;
+        assert_eq!(l.hold(1, &mut t1, 100, 30), 130);
+        assert_eq!(t1, 230);
+        // CPU 1 again at 300, uncontended: no move, no cost.
+        let mut t1b = 300;
+        l.hold(1, &mut t1b, 100, 30);
+        assert_eq!(t1b, 400);
+        // CPU 0 at 400: the lock moves back, 30 ns.
+        let mut t0b = 400;
+        l.hold(0, &mut t0b, 100, 30);
+        assert_eq!(t0b, 530);
+        assert_eq!(l.handoffs, 2);
+        assert_eq!(l.wait_ns, 50);
+        // A context processed later that arrives in an earlier gap slots into it:
+        // [230, 300) is free; CPU 1 at 240 for 20 ns after CPU 1's hold: no hand-off.
+        let mut t = 240;
+        assert_eq!(l.hold(1, &mut t, 20, 30), 240);
+        assert_eq!(t, 260);
+    }
+}

@@ -1,0 +1,843 @@
+//! `eraseblock`: an MMC-aware scheduler, the one sketched in measurements §4 (a 2009 eMMC with
+//! 512 KiB erase blocks). Not in the kernel.
+//!
+//! The card charges about 250 ms for *any* write into an erase block it has to merge (512 B to
+//! 512 KiB, any offset), about 270 ms for writing a whole erase block, and 25–30 ms for reading
+//! one. Two writes into one erase block with a gap therefore cost ~510 ms separately but ~300 ms
+//! if the scheduler reads the gap and writes the whole block once. This elevator does that:
+//!
+//! * **Reads** (and flushes, discards, FUA writes, requeues) get mq-deadline, composed: an inner
+//!   [`MqDeadline`] owns them, with its expiry, batching and merges.
+//! * **Writes** are first *held* by position. On each dispatch the held writes are planned:
+//!   for a write, every window of 1..=`1 + neighbour_blocks` aligned erase blocks containing it
+//!   is costed with the tunable cost model (pieces × `write_cost_ms` separately, against the gap
+//!   reads plus blocks × `block_write_ms` combined); the window with the largest saving becomes a
+//!   *group*: its held writes are its members, the holes between them are read by requests the
+//!   elevator allocates itself, and when the reads are back one write covering the window is
+//!   built from the first member: the members' bios (user data, their versions) plus gap bios
+//!   carrying the versions the reads returned. A held write that no window makes cheaper waits
+//!   up to `write_wait_ms` for neighbours (only while other I/O is in flight, so a lone
+//!   synchronous writer never waits, and never when it continues the previous write), then
+//!   goes to mq-deadline.
+//!
+//! **Correctness (newest data wins).** While a group is active (reading its gaps, or its
+//! combined write in flight) its window is locked:
+//! * a new write that falls wholly inside the window before the combined write is built is
+//!   folded in as a member (its bios come after the gap data, so it overrides it);
+//! * any other write overlapping the window (a later or partial one, or one mq-deadline or the
+//!   ready list hands out) is held back until the combined write completes, so it lands after;
+//! * a group never forms over a window with a write in flight at the driver (its data could
+//!   land between the gap read and the combined write).
+//!
+//! Reads of a locked window need no care: gap sectors are rewritten with the data they hold,
+//! and member sectors belong to writes still in flight from their submitters' view.
+//!
+//! The block-layer hooks used: internal requests are allocated in the [`RqPool`] with bio tokens
+//! in [`INTERNAL_TOKEN`]'s namespace and no scheduler tag; gap data comes from
+//! [`Elevator::completed_request_data`]; absorbed members' shells go back through
+//! [`Elevator::take_released`].
+
+use crate::common::parse_u64;
+use crate::mq_deadline::MqDeadline;
+use blksim_block::elevator::{BioInfo, ElvParams, Tunable};
+use blksim_block::integrity::{Integrity, INTERNAL_TOKEN};
+use blksim_block::limits::QueueLimits;
+use blksim_block::request::{flags, Bio, IoPrioClass, Op, Request, RqId, RqPool, NO_BIO};
+use blksim_block::{Elevator, ElvMerge};
+use blksim_core::{Ns, NSEC_PER_MSEC};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Erase block assumed when the device reports none (measurements §4).
+pub const DEFAULT_ERASE_BLOCK_BYTES: u64 = 512 * 1024;
+/// §4: "Writes to randomly chosen erase blocks: about 250 ms each"; two cost ~510 ms.
+pub const WRITE_COST_MS: u64 = 255;
+/// §4: "writing the whole erase block ~270 ms".
+pub const BLOCK_WRITE_MS: u64 = 270;
+/// Gap reads: a fixed cost per command plus a rate. §4: a random erase block (512 KiB) reads in
+/// 25–30 ms, 11 MiB/s at 16 KiB rising to 24 MiB/s at 2 MiB; 1 ms + 20 MiB/s gives 1.8 ms at
+/// 16 KiB and 26 ms at 512 KiB.
+pub const READ_BASE_US: u64 = 1000;
+pub const READ_KIB_S: u64 = 20 * 1024;
+/// How long a lone write may wait for neighbours: short against the 250 ms it costs.
+pub const WRITE_WAIT_MS: u64 = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GroupState {
+    /// Gap reads in flight.
+    Reading,
+    /// Gap data complete: build the combined write at the next dispatch.
+    Ready,
+    /// Combined write dispatched.
+    Writing,
+}
+
+#[derive(Debug)]
+struct Group {
+    start: u64,
+    end: u64,
+    /// Absorbed user writes, in arrival order.
+    members: Vec<RqId>,
+    pending_reads: u32,
+    /// What the gap reads returned: (start, end, version).
+    gap: Vec<(u64, u64, u64)>,
+    state: GroupState,
+}
+
+/// A planned window.
+struct Window {
+    start: u64,
+    end: u64,
+    members: Vec<RqId>,
+    holes: Vec<(u64, u64)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    seq: u64,
+    since: Ns,
+}
+
+pub struct EraseBlock {
+    dd: MqDeadline,
+    max_sectors: u64,
+    max_segments: u16,
+    capacity: u64,
+    // Tunables (sectors / ns).
+    eb_sectors: u64,
+    max_gap_sectors: u64,
+    neighbour_blocks: u64,
+    write_wait_ns: Ns,
+    /// mq-deadline's `write_expire`: a held write older than this goes ahead of reads.
+    write_expire_ns: Ns,
+    write_cost_ns: Ns,
+    block_write_ns: Ns,
+    read_base_ns: Ns,
+    read_kib_s: u64,
+    /// Test hook (`debug_break_newer_writes=1`): drop the newest-data rule (no folding, no
+    /// locking), so the property test can show it catches the resulting lost writes.
+    break_newer_writes: bool,
+    // Held writes.
+    held: BTreeMap<(u64, u64), RqId>,
+    held_fifo: BTreeMap<u64, RqId>,
+    held_meta: BTreeMap<RqId, Held>,
+    seq: u64,
+    /// Requests to hand out before anything else: gap reads, combined writes, unblocked writes.
+    ready: VecDeque<RqId>,
+    /// Active groups by window start (windows never overlap).
+    groups: BTreeMap<u64, Group>,
+    max_window: u64,
+    /// Internal requests (gap reads, combined writes) → their group.
+    internal: BTreeMap<RqId, u64>,
+    /// Data writes dispatched and not completed: (start, rq) → end.
+    inflight: BTreeMap<(u64, RqId), u64>,
+    inflight_max_len: u64,
+    dispatched: BTreeSet<RqId>,
+    /// User writes held back by a locked window.
+    blocked: Vec<RqId>,
+    released: Vec<RqId>,
+    last_write_end: u64,
+    plan_ready: bool,
+    next_timer_at: Option<Ns>,
+    // Statistics.
+    st_groups: u64,
+    st_gap_reads: u64,
+    st_gap_sectors: u64,
+    st_combined: u64,
+    st_absorbed: u64,
+    st_folded: u64,
+    st_blocked: u64,
+    st_released: u64,
+}
+
+fn is_data_write(r: &Request) -> bool {
+    matches!(r.op, Op::Write | Op::Discard)
+}
+
+fn groupable(r: &Request) -> bool {
+    r.op == Op::Write
+        && r.flags & (flags::REQ_FUA | flags::REQ_PREFLUSH) == 0
+        && r.nr_sectors > 0
+        && r.bio_head != NO_BIO
+}
+
+/// Union of sorted intervals.
+fn runs(mut iv: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    iv.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match out.last_mut() {
+            Some(l) if a <= l.1 => l.1 = l.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// `[s, e)` minus sorted, disjoint `cov`.
+fn subtract(s: u64, e: u64, cov: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut pos = s;
+    for &(a, b) in cov {
+        if b <= pos || a >= e {
+            continue;
+        }
+        if a > pos {
+            out.push((pos, a));
+        }
+        pos = pos.max(b);
+    }
+    if pos < e {
+        out.push((pos, e));
+    }
+    out
+}
+
+impl EraseBlock {
+    pub fn new(p: &ElvParams) -> Self {
+        Self::with_limits(p, QueueLimits::default())
+    }
+
+    pub fn with_limits(p: &ElvParams, lim: QueueLimits) -> Self {
+        let eb = p
+            .erase_block_bytes
+            .filter(|&b| b >= 512)
+            .unwrap_or(DEFAULT_ERASE_BLOCK_BYTES)
+            / 512;
+        let mut e = EraseBlock {
+            max_sectors: lim.max_sectors().max(1) as u64,
+            max_segments: lim.max_segments.max(1),
+            dd: MqDeadline::with_limits(p, lim),
+            capacity: u64::MAX,
+            eb_sectors: eb,
+            max_gap_sectors: eb,
+            neighbour_blocks: 1,
+            write_wait_ns: WRITE_WAIT_MS * NSEC_PER_MSEC,
+            write_expire_ns: crate::mq_deadline::WRITE_EXPIRE * crate::TICK_NS,
+            write_cost_ns: WRITE_COST_MS * NSEC_PER_MSEC,
+            block_write_ns: BLOCK_WRITE_MS * NSEC_PER_MSEC,
+            read_base_ns: READ_BASE_US * 1000,
+            read_kib_s: READ_KIB_S,
+            break_newer_writes: false,
+            held: BTreeMap::new(),
+            held_fifo: BTreeMap::new(),
+            held_meta: BTreeMap::new(),
+            seq: 0,
+            ready: VecDeque::new(),
+            groups: BTreeMap::new(),
+            max_window: 0,
+            internal: BTreeMap::new(),
+            inflight: BTreeMap::new(),
+            inflight_max_len: 0,
+            dispatched: BTreeSet::new(),
+            blocked: Vec::new(),
+            released: Vec::new(),
+            last_write_end: u64::MAX,
+            plan_ready: false,
+            next_timer_at: None,
+            st_groups: 0,
+            st_gap_reads: 0,
+            st_gap_sectors: 0,
+            st_combined: 0,
+            st_absorbed: 0,
+            st_folded: 0,
+            st_blocked: 0,
+            st_released: 0,
+        };
+        e.update_window();
+        e
+    }
+
+    fn update_window(&mut self) {
+        self.max_window = self.eb_sectors * (1 + self.neighbour_blocks);
+    }
+
+    /// Cost of reading `sectors` in one command (the gap reads).
+    fn read_cost(&self, sectors: u64) -> Ns {
+        let bytes = sectors * 512;
+        self.read_base_ns
+            + (bytes as u128 * 1_000_000_000 / (self.read_kib_s.max(1) as u128 * 1024)) as Ns
+    }
+
+    /// The active group whose window overlaps `[s, e)`, if any.
+    fn active_overlap(&self, s: u64, e: u64) -> Option<u64> {
+        let lo = s.saturating_sub(self.max_window);
+        self.groups
+            .range(lo..e)
+            .find(|(_, g)| g.start < e && g.end > s)
+            .map(|(&k, _)| k)
+    }
+
+    fn inflight_overlap(&self, s: u64, e: u64) -> bool {
+        let lo = s.saturating_sub(self.inflight_max_len);
+        self.inflight
+            .range((lo, 0)..(e, 0))
+            .any(|(&(a, _), &b)| a < e && b > s)
+    }
+
+    fn must_block(&self, pool: &RqPool, rq: RqId) -> bool {
+        let r = pool.get(rq);
+        !self.break_newer_writes
+            && is_data_write(r)
+            && self.active_overlap(r.sector, r.end_sector()).is_some()
+    }
+
+    fn hold(&mut self, pool: &RqPool, rq: RqId, now: Ns) {
+        self.seq += 1;
+        let s = pool.get(rq).sector;
+        self.held.insert((s, self.seq), rq);
+        self.held_fifo.insert(self.seq, rq);
+        self.held_meta.insert(
+            rq,
+            Held {
+                seq: self.seq,
+                since: now,
+            },
+        );
+    }
+
+    fn unhold(&mut self, pool: &RqPool, rq: RqId) {
+        let h = self.held_meta.remove(&rq).expect("held write");
+        self.held.remove(&(pool.get(rq).sector, h.seq));
+        self.held_fifo.remove(&h.seq);
+    }
+
+    /// A lone write waits for neighbours only while other I/O is in flight (more writes are
+    /// likely to come as it completes) and when it does not continue the last write (a
+    /// sequential stream fills its erase block by itself).
+    fn worth_waiting(&self, r: &Request) -> bool {
+        self.write_wait_ns > 0 && !self.dispatched.is_empty() && r.sector != self.last_write_end
+    }
+
+    /// The best window containing `[s, e)` whose combined write the cost model prefers.
+    fn best_window(&self, pool: &RqPool, s: u64, e: u64) -> Option<Window> {
+        let eb = self.eb_sectors;
+        let (b0, b1) = (s / eb, (e - 1) / eb);
+        let maxn = 1 + self.neighbour_blocks;
+        if b1 - b0 + 1 > maxn {
+            return None;
+        }
+        let mut best: Option<(Ns, Window)> = None;
+        for n in (b1 - b0 + 1)..=maxn {
+            for first in (b1 + 1).saturating_sub(n)..=b0 {
+                let ws = first * eb;
+                let we = ((first + n) * eb).min(self.capacity);
+                if we < e || we - ws > self.max_sectors {
+                    continue;
+                }
+                if self.inflight_overlap(ws, we) || self.active_overlap(ws, we).is_some() {
+                    continue;
+                }
+                let members: Vec<RqId> = self
+                    .held
+                    .range((ws, 0)..(we, 0))
+                    .map(|(_, &rq)| rq)
+                    .filter(|&rq| pool.get(rq).end_sector() <= we)
+                    .collect();
+                let cov = runs(
+                    members
+                        .iter()
+                        .map(|&m| (pool.get(m).sector, pool.get(m).end_sector()))
+                        .collect(),
+                );
+                let holes = subtract(ws, we, &cov);
+                if holes.iter().any(|h| h.1 - h.0 > self.max_gap_sectors) {
+                    continue;
+                }
+                let segs: u64 = members
+                    .iter()
+                    .map(|&m| pool.get(m).nr_segments as u64)
+                    .sum::<u64>()
+                    + holes.iter().map(|h| (h.1 - h.0).div_ceil(8)).sum::<u64>();
+                if segs > self.max_segments as u64 {
+                    continue;
+                }
+                // Separately, every (run, erase block) pair is one ~250 ms write (§4).
+                let pieces: u64 = cov.iter().map(|&(a, b)| (b - 1) / eb - a / eb + 1).sum();
+                let separate = pieces * self.write_cost_ns;
+                let blocks = (we - 1) / eb - ws / eb + 1;
+                let combined: Ns = holes.iter().map(|h| self.read_cost(h.1 - h.0)).sum::<Ns>()
+                    + blocks * self.block_write_ns;
+                if combined >= separate {
+                    continue;
+                }
+                let saving = separate - combined;
+                if best.as_ref().map(|b| saving > b.0).unwrap_or(true) {
+                    best = Some((
+                        saving,
+                        Window {
+                            start: ws,
+                            end: we,
+                            members,
+                            holes,
+                        },
+                    ));
+                }
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    /// Held writes not locked out by an active group, oldest first.
+    fn eligible<'a>(&'a self, pool: &'a RqPool) -> impl Iterator<Item = RqId> + 'a {
+        self.held_fifo.values().copied().filter(move |&rq| {
+            let r = pool.get(rq);
+            self.break_newer_writes || self.active_overlap(r.sector, r.end_sector()).is_none()
+        })
+    }
+
+    /// A group the cost model wants, seeded by the oldest held write that has one.
+    fn plan_form(&self, pool: &RqPool) -> Option<Window> {
+        let mut tried: BTreeSet<u64> = BTreeSet::new();
+        for rq in self.eligible(pool) {
+            let r = pool.get(rq);
+            if tried.insert(r.sector / self.eb_sectors) {
+                if let Some(w) = self.best_window(pool, r.sector, r.end_sector()) {
+                    return Some(w);
+                }
+            }
+        }
+        None
+    }
+
+    /// The held write to give up on grouping and pass to mq-deadline: the oldest that waited
+    /// `write_wait_ms` or has nothing to wait for; with `starved`, only one older than
+    /// mq-deadline's `write_expire` (so reads cannot starve held writes for ever).
+    fn plan_release(&self, pool: &RqPool, now: Ns, starved: bool) -> Option<RqId> {
+        self.eligible(pool).find(|&rq| {
+            let since = self.held_meta[&rq].since;
+            if starved {
+                return now >= since + self.write_expire_ns;
+            }
+            now >= since + self.write_wait_ns || !self.worth_waiting(pool.get(rq))
+        })
+    }
+
+    /// Whether a dispatch now would form a group or release a held write.
+    fn plan(&self, pool: &RqPool, now: Ns) -> bool {
+        self.plan_form(pool).is_some() || self.plan_release(pool, now, false).is_some()
+    }
+
+    /// Start a group: members leave the held set, gap reads go to the ready list.
+    fn form(&mut self, pool: &mut RqPool, w: Window, now: Ns) {
+        let mut members = w.members;
+        members.sort_by_key(|m| self.held_meta[m].seq);
+        for &m in &members {
+            self.unhold(pool, m);
+        }
+        let (hctx, cpu, task) = {
+            let r = pool.get(members[0]);
+            (r.hctx, r.cpu, r.task)
+        };
+        for &(a, b) in &w.holes {
+            let bio = Bio {
+                token: INTERNAL_TOKEN | w.start,
+                op: Op::Read,
+                flags: flags::REQ_SYNC,
+                sector: a,
+                nr_sectors: (b - a) as u32,
+                nr_segments: (b - a).div_ceil(8).min(self.max_segments as u64) as u16,
+                task,
+                cpu,
+                ioprio: IoPrioClass::Be,
+                version: 0,
+                queue_time: now,
+                next: NO_BIO,
+            };
+            let id = pool.alloc_bio(bio);
+            let rq = pool.alloc_rq_from_bio(id, hctx, now);
+            self.internal.insert(rq, w.start);
+            self.ready.push_back(rq);
+            self.st_gap_reads += 1;
+            self.st_gap_sectors += b - a;
+        }
+        self.st_groups += 1;
+        self.groups.insert(
+            w.start,
+            Group {
+                start: w.start,
+                end: w.end,
+                members,
+                pending_reads: w.holes.len() as u32,
+                gap: Vec::new(),
+                state: if w.holes.is_empty() {
+                    GroupState::Ready
+                } else {
+                    GroupState::Reading
+                },
+            },
+        );
+    }
+
+    /// Build the combined write of a group whose gap data is complete: the first member
+    /// becomes the request; gap bios (versions the reads returned, minus sectors any member
+    /// covers, so newer user data always wins) and the other members' bios join it.
+    fn build(&mut self, pool: &mut RqPool, key: u64, now: Ns) {
+        let g = self.groups.get_mut(&key).unwrap();
+        let cov = runs(
+            g.members
+                .iter()
+                .map(|&m| (pool.get(m).sector, pool.get(m).end_sector()))
+                .collect(),
+        );
+        let c = g.members[0];
+        let (cpu, task) = (pool.get(c).cpu, pool.get(c).task);
+        let mut segs: u64 = 0;
+        for &(a, b, v) in &g.gap {
+            for (x, y) in subtract(a, b, &cov) {
+                let n = (y - x).div_ceil(8);
+                segs += n;
+                let bio = Bio {
+                    token: INTERNAL_TOKEN | key,
+                    op: Op::Write,
+                    flags: 0,
+                    sector: x,
+                    nr_sectors: (y - x) as u32,
+                    nr_segments: n.min(u16::MAX as u64) as u16,
+                    task,
+                    cpu,
+                    ioprio: IoPrioClass::Be,
+                    version: v,
+                    queue_time: now,
+                    next: NO_BIO,
+                };
+                let id = pool.alloc_bio(bio);
+                pool.back_merge_bio(c, id);
+            }
+        }
+        segs += pool.get(c).nr_segments as u64;
+        for i in 1..g.members.len() {
+            let m = g.members[i];
+            segs += pool.get(m).nr_segments as u64;
+            pool.merge_requests(c, m);
+            self.released.push(m);
+        }
+        let r = pool.get_mut(c);
+        r.sector = g.start;
+        r.nr_sectors = (g.end - g.start) as u32;
+        r.nr_segments = segs.min(self.max_segments as u64) as u16;
+        self.st_absorbed += g.members.len() as u64;
+        self.st_combined += 1;
+        g.state = GroupState::Writing;
+        self.internal.insert(c, key);
+        self.ready.push_back(c);
+    }
+
+    fn on_dispatch(&mut self, pool: &RqPool, rq: RqId) {
+        let r = pool.get(rq);
+        self.dispatched.insert(rq);
+        if is_data_write(r) {
+            self.inflight.insert((r.sector, rq), r.end_sector());
+            self.inflight_max_len = self.inflight_max_len.max(r.nr_sectors as u64);
+            self.last_write_end = r.end_sector();
+        }
+    }
+
+    /// Recompute what `has_work` and `next_timer` answer.
+    fn refresh(&mut self, pool: &RqPool, now: Ns) {
+        self.plan_ready = self.plan(pool, now);
+        self.next_timer_at = self
+            .held_fifo
+            .values()
+            .filter(|&&rq| {
+                let r = pool.get(rq);
+                self.break_newer_writes || self.active_overlap(r.sector, r.end_sector()).is_none()
+            })
+            .map(|rq| self.held_meta[rq].since + self.write_wait_ns)
+            .filter(|&t| t > now)
+            .min();
+    }
+}
+
+impl Elevator for EraseBlock {
+    fn name(&self) -> &'static str {
+        "eraseblock"
+    }
+
+    fn insert_requests(&mut self, pool: &mut RqPool, rqs: &[RqId], at_head: bool, now: Ns) {
+        for &rq in rqs {
+            let r = pool.get(rq);
+            if at_head || !groupable(r) {
+                self.dd.insert_requests(pool, &[rq], at_head, now);
+                continue;
+            }
+            let (s, e) = (r.sector, r.end_sector());
+            if !self.break_newer_writes {
+                if let Some(k) = self.active_overlap(s, e) {
+                    let g = self.groups.get_mut(&k).unwrap();
+                    if g.state != GroupState::Writing && s >= g.start && e <= g.end {
+                        // Newer than the gap data being read: it joins the combined write
+                        // and overrides the gap there.
+                        g.members.push(rq);
+                        self.st_folded += 1;
+                        continue;
+                    }
+                    // Overlaps a locked window it cannot join: held until the window unlocks.
+                    self.st_blocked += 1;
+                }
+            }
+            self.hold(pool, rq, now);
+        }
+        self.refresh(pool, now);
+    }
+
+    fn dispatch_request(&mut self, pool: &mut RqPool, now: Ns) -> Option<RqId> {
+        let out = loop {
+            if let Some(rq) = self.ready.pop_front() {
+                if !self.internal.contains_key(&rq) && self.must_block(pool, rq) {
+                    self.blocked.push(rq);
+                    self.st_blocked += 1;
+                    continue;
+                }
+                break Some(rq);
+            }
+            if let Some(key) = self
+                .groups
+                .iter()
+                .find(|(_, g)| g.state == GroupState::Ready)
+                .map(|(&k, _)| k)
+            {
+                self.build(pool, key, now);
+                continue;
+            }
+            if let Some(w) = self.plan_form(pool) {
+                self.form(pool, w, now);
+                continue;
+            }
+            // mq-deadline first (reads, writes already released); a held write is released
+            // one at a time, only when mq-deadline has nothing (or it has starved), so the
+            // others keep their chance to be grouped.
+            let release = match self.plan_release(pool, now, true) {
+                Some(rq) => Some(rq),
+                None if !self.dd.has_work() => self.plan_release(pool, now, false),
+                None => None,
+            };
+            if let Some(rq) = release {
+                self.unhold(pool, rq);
+                self.st_released += 1;
+                self.dd.insert_requests(pool, &[rq], false, now);
+            }
+            match self.dd.dispatch_request(pool, now) {
+                Some(rq) if self.must_block(pool, rq) => {
+                    self.blocked.push(rq);
+                    self.st_blocked += 1;
+                }
+                other => break other,
+            }
+        };
+        if let Some(rq) = out {
+            self.on_dispatch(pool, rq);
+        }
+        self.refresh(pool, now);
+        out
+    }
+
+    fn has_work(&self) -> bool {
+        !self.ready.is_empty()
+            || self.plan_ready
+            || self.groups.values().any(|g| g.state == GroupState::Ready)
+            || self.dd.has_work()
+    }
+
+    fn find_merge(&mut self, pool: &RqPool, bio: &BioInfo) -> Option<(RqId, ElvMerge)> {
+        self.dd.find_merge(pool, bio)
+    }
+    fn request_merged(&mut self, pool: &mut RqPool, rq: RqId, kind: ElvMerge) {
+        self.dd.request_merged(pool, rq, kind)
+    }
+    fn next_request(&self, pool: &RqPool, rq: RqId) -> Option<RqId> {
+        self.dd.next_request(pool, rq)
+    }
+    fn former_request(&self, pool: &RqPool, rq: RqId) -> Option<RqId> {
+        self.dd.former_request(pool, rq)
+    }
+    fn requests_merged(&mut self, pool: &mut RqPool, rq: RqId, next: RqId) {
+        self.dd.requests_merged(pool, rq, next)
+    }
+    fn try_insert_merge(&mut self, pool: &mut RqPool, rq: RqId) -> Option<RqId> {
+        self.dd.try_insert_merge(pool, rq)
+    }
+
+    fn completed_request_data(&mut self, pool: &RqPool, rq: RqId, data: &Integrity, _now: Ns) {
+        let Some(&key) = self.internal.get(&rq) else {
+            return;
+        };
+        let r = pool.get(rq);
+        if r.op != Op::Read {
+            return;
+        }
+        self.internal.remove(&rq);
+        let g = self.groups.get_mut(&key).expect("gap read of a live group");
+        g.gap.extend(data.device_versions(r.sector, r.end_sector()));
+        g.pending_reads -= 1;
+        if g.pending_reads == 0 {
+            g.state = GroupState::Ready;
+        }
+    }
+
+    fn completed_request(&mut self, pool: &RqPool, rq: RqId, now: Ns) {
+        let r = pool.get(rq);
+        self.dispatched.remove(&rq);
+        self.inflight.remove(&(r.sector, rq));
+        if let Some(key) = self.internal.remove(&rq) {
+            // The combined write is done: the window unlocks; held-back writes go next, in
+            // the order they were held back.
+            self.groups.remove(&key);
+            let blocked = std::mem::take(&mut self.blocked);
+            let mut still = Vec::new();
+            let mut freed = Vec::new();
+            for b in blocked {
+                if self.must_block(pool, b) {
+                    still.push(b);
+                } else {
+                    freed.push(b);
+                }
+            }
+            for b in freed.into_iter().rev() {
+                self.ready.push_front(b);
+            }
+            self.blocked = still;
+        }
+        self.refresh(pool, now);
+    }
+
+    fn finish_request(&mut self, pool: &RqPool, rq: RqId, now: Ns) {
+        self.dd.finish_request(pool, rq, now)
+    }
+
+    fn take_released(&mut self, out: &mut Vec<RqId>) {
+        out.append(&mut self.released);
+    }
+
+    fn set_capacity(&mut self, sectors: u64) {
+        if sectors > 0 {
+            self.capacity = sectors;
+        }
+    }
+
+    fn limit_depth(&self, op: Op, sync: bool) -> Option<u32> {
+        self.dd.limit_depth(op, sync)
+    }
+
+    fn depth_updated(&mut self, nr_requests: u32) {
+        self.dd.depth_updated(nr_requests)
+    }
+
+    fn next_timer(&self) -> Option<Ns> {
+        self.next_timer_at
+    }
+
+    fn timer(&mut self, pool: &mut RqPool, now: Ns) -> bool {
+        self.refresh(pool, now);
+        self.has_work()
+    }
+
+    fn wants_run_on_completion(&self) -> bool {
+        true
+    }
+
+    fn tunables(&self) -> Vec<Tunable> {
+        let mut v = vec![
+            Tunable {
+                name: "erase_block_kb",
+                value: (self.eb_sectors / 2).to_string(),
+                doc: "KiB; erase block (eMMC allocation unit) writes are grouped in (device profile: card.au_kib; else 512)",
+            },
+            Tunable {
+                name: "max_gap_kb",
+                value: (self.max_gap_sectors / 2).to_string(),
+                doc: "KiB; largest hole between grouped writes worth reading (erase_block_kb)",
+            },
+            Tunable {
+                name: "neighbour_blocks",
+                value: self.neighbour_blocks.to_string(),
+                doc: "erase blocks next to a write's own that one combined write may also cover (1)",
+            },
+            Tunable {
+                name: "write_wait_ms",
+                value: (self.write_wait_ns / NSEC_PER_MSEC).to_string(),
+                doc: "ms; how long a write no group wants may wait for neighbours while other I/O is in flight (10)",
+            },
+            Tunable {
+                name: "write_cost_ms",
+                value: (self.write_cost_ns / NSEC_PER_MSEC).to_string(),
+                doc: "ms; cost model: one write into an erase block, any size (measurements s4: 255)",
+            },
+            Tunable {
+                name: "block_write_ms",
+                value: (self.block_write_ns / NSEC_PER_MSEC).to_string(),
+                doc: "ms; cost model: writing one whole erase block (measurements s4: 270)",
+            },
+            Tunable {
+                name: "read_base_us",
+                value: (self.read_base_ns / 1000).to_string(),
+                doc: "us; cost model: fixed cost of one gap read (1000)",
+            },
+            Tunable {
+                name: "read_kib_s",
+                value: self.read_kib_s.to_string(),
+                doc: "KiB/s; cost model: gap read throughput (20480 = 20 MiB/s, measurements s4)",
+            },
+        ];
+        v.extend(self.dd.tunables());
+        v
+    }
+
+    fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let mine = [
+            "erase_block_kb",
+            "max_gap_kb",
+            "neighbour_blocks",
+            "write_wait_ms",
+            "write_cost_ms",
+            "block_write_ms",
+            "read_base_us",
+            "read_kib_s",
+            "debug_break_newer_writes",
+        ];
+        if !mine.contains(&name) {
+            return self
+                .dd
+                .set_tunable(name, value)
+                .map_err(|e| e.replace("'mq-deadline'", "'eraseblock'"));
+        }
+        let v = parse_u64(name, value)?;
+        match name {
+            "erase_block_kb" => {
+                if v == 0 {
+                    return Err("erase_block_kb: must be > 0".into());
+                }
+                let gap_was_block = self.max_gap_sectors == self.eb_sectors;
+                self.eb_sectors = v * 2;
+                if gap_was_block {
+                    self.max_gap_sectors = self.eb_sectors;
+                }
+            }
+            "max_gap_kb" => self.max_gap_sectors = v * 2,
+            "neighbour_blocks" => self.neighbour_blocks = v.min(64),
+            "write_wait_ms" => self.write_wait_ns = v * NSEC_PER_MSEC,
+            "write_cost_ms" => self.write_cost_ns = v * NSEC_PER_MSEC,
+            "block_write_ms" => self.block_write_ns = v * NSEC_PER_MSEC,
+            "read_base_us" => self.read_base_ns = v * 1000,
+            "read_kib_s" => self.read_kib_s = v.max(1),
+            "debug_break_newer_writes" => self.break_newer_writes = v != 0,
+            _ => unreachable!(),
+        }
+        self.update_window();
+        Ok(())
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let mut v = vec![
+            ("eb_groups", self.st_groups),
+            ("eb_gap_reads", self.st_gap_reads),
+            ("eb_gap_read_sectors", self.st_gap_sectors),
+            ("eb_combined_writes", self.st_combined),
+            ("eb_absorbed_writes", self.st_absorbed),
+            ("eb_folded_writes", self.st_folded),
+            ("eb_blocked_writes", self.st_blocked),
+            ("eb_released_writes", self.st_released),
+        ];
+        v.extend(self.dd.stats());
+        v
+    }
+}
