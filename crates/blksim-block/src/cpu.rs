@@ -80,6 +80,19 @@ impl CpuCosts {
     }
 }
 
+/// Which elevator hook takes the elevator lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElvHook {
+    /// `bio_merge` lookup.
+    Merge = 0,
+    /// `insert_requests` (per list for mq-deadline, per request for bfq).
+    Insert = 1,
+    /// `dispatch_request` (one call, or a batch of calls under one hold).
+    Dispatch = 2,
+    /// `finish_request` (bfq).
+    Finish = 3,
+}
+
 /// No CPU has held the lock yet.
 const NO_OWNER: u16 = u16::MAX;
 
@@ -168,6 +181,9 @@ pub struct CpuModel {
     pub drv_locks: Vec<Lock>,
     /// Busy time per CPU (for utilisation reports).
     pub busy_ns: Vec<u64>,
+    /// Elevator-lock acquisitions and hand-offs per [`ElvHook`].
+    pub elv_hook_acq: [u64; 4],
+    pub elv_hook_handoffs: [u64; 4],
     /// Event time of the context being run: no later context can arrive before it.
     floor: Ns,
     /// CPU of the running context.
@@ -188,6 +204,8 @@ impl CpuModel {
             hctx_locks: vec![Lock::default(); nr_hw.max(1)],
             drv_locks: vec![Lock::default(); nr_hw.max(1)],
             busy_ns: vec![0; nr_cpus.max(1)],
+            elv_hook_acq: [0; 4],
+            elv_hook_handoffs: [0; 4],
             floor: 0,
             cur_cpu: 0,
             cur_task: None,
@@ -197,11 +215,15 @@ impl CpuModel {
 
     /// Hold the elevator lock on `cpu` for `hold` ns (scaled elevator cost already applied).
     #[inline]
-    pub fn elv_hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns) -> Ns {
+    pub fn elv_hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns, hook: ElvHook) -> Ns {
         let f = self.floor;
         let handoff = self.costs.elv(self.costs.elv_handoff_ns);
         self.elv_lock.trim(f);
-        self.elv_lock.hold(cpu, now, hold, handoff)
+        let h0 = self.elv_lock.handoffs;
+        let r = self.elv_lock.hold(cpu, now, hold, handoff);
+        self.elv_hook_acq[hook as usize] += 1;
+        self.elv_hook_handoffs[hook as usize] += self.elv_lock.handoffs - h0;
+        r
     }
 
     /// Hold `hctx->lock` of hardware queue `h`.

@@ -6,6 +6,7 @@
 //! (asynchronous queue runs on kblockd, bio completions for the submitters, tasks woken from a
 //! tag wait, the driver's own requests). The queue never calls back into the workload.
 
+use crate::cpu::ElvHook;
 use crate::driver::{BlkStatus, CallCtx, Driver, DriverOut};
 use crate::elevator::{BioInfo, Elevator, ElvMerge};
 use crate::limits::QueueLimits;
@@ -114,6 +115,11 @@ struct Hctx {
     in_flight: u32,
     /// Round-robin position over software queues (`hctx->dispatch_from`).
     dispatch_from: usize,
+    /// CPU the pending kblockd run will execute on.
+    run_cpu: u16,
+    /// `hctx->next_cpu` / `hctx->next_cpu_batch` (`blk_mq_hctx_next_cpu`).
+    next_cpu: u16,
+    next_cpu_batch: u32,
 }
 
 /// A submitter sleeping on a tag wait queue.
@@ -169,6 +175,8 @@ pub struct RequestQueue {
     dispatch_seq: u64,
     last_issued_seq: u64,
     pub stats: BlkStats,
+    /// CPU of the context currently running block-layer code (the requester of a kblockd run).
+    ctx_cpu: u16,
     /// Data-integrity oracle (`crate::integrity`), fed at submission and completion.
     pub integrity: crate::integrity::Integrity,
     last_busy_change: Ns,
@@ -204,6 +212,9 @@ impl RequestQueue {
                 run_at: None,
                 in_flight: 0,
                 dispatch_from: 0,
+                run_cpu: 0,
+                next_cpu: 0,
+                next_cpu_batch: 1,
             })
             .collect();
         let driver_tags: Vec<Sbitmap> = (0..nr_hw)
@@ -238,6 +249,7 @@ impl RequestQueue {
             dispatch_seq: 0,
             last_issued_seq: 0,
             stats: BlkStats::default(),
+            ctx_cpu: 0,
             integrity: crate::integrity::Integrity::new(),
             last_busy_change: 0,
             total_in_flight: 0,
@@ -270,6 +282,14 @@ impl RequestQueue {
                 sum(&c.hctx_locks, |l| l.acquisitions),
             ),
             ("hctx_lock_handoffs", sum(&c.hctx_locks, |l| l.handoffs)),
+            ("elv_merge_acquisitions", c.elv_hook_acq[ElvHook::Merge as usize]),
+            ("elv_merge_handoffs", c.elv_hook_handoffs[ElvHook::Merge as usize]),
+            ("elv_insert_acquisitions", c.elv_hook_acq[ElvHook::Insert as usize]),
+            ("elv_insert_handoffs", c.elv_hook_handoffs[ElvHook::Insert as usize]),
+            ("elv_dispatch_acquisitions", c.elv_hook_acq[ElvHook::Dispatch as usize]),
+            ("elv_dispatch_handoffs", c.elv_hook_handoffs[ElvHook::Dispatch as usize]),
+            ("elv_finish_acquisitions", c.elv_hook_acq[ElvHook::Finish as usize]),
+            ("elv_finish_handoffs", c.elv_hook_handoffs[ElvHook::Finish as usize]),
             ("cpu_busy_ns", c.busy_ns.iter().sum()),
         ]
     }
@@ -404,6 +424,7 @@ impl RequestQueue {
         now: &mut Ns,
         out: &mut BlkOut,
     ) -> Submit {
+        self.ctx_cpu = bio.cpu;
         *now += self.cpu.costs.bio_alloc_ns;
         bio.queue_time = *now;
         bio.next = NO_BIO;
@@ -559,7 +580,7 @@ impl RequestQueue {
         // lookup whether or not a merge is found.
         if self.cpu.on && self.elevator.is_some() {
             let hold = self.cpu.costs.elv(self.cpu.costs.elv_merge_ns);
-            let _ = self.cpu.elv_hold(info.cpu, now, hold);
+            let _ = self.cpu.elv_hold(info.cpu, now, hold, ElvHook::Merge);
         }
         if let Some(elv) = self.elevator.as_mut() {
             if let Some((rq, kind)) = elv.find_merge(&self.pool, &info) {
@@ -740,10 +761,10 @@ impl RequestQueue {
             let one = self.cpu.costs.elv(self.cpu.costs.elv_insert_ns);
             if self.elv_lock_per_rq {
                 for _ in 0..list.len() {
-                    let _ = self.cpu.elv_hold(cpu, now, one);
+                    let _ = self.cpu.elv_hold(cpu, now, one, ElvHook::Insert);
                 }
             } else {
-                let _ = self.cpu.elv_hold(cpu, now, one * list.len() as Ns);
+                let _ = self.cpu.elv_hold(cpu, now, one * list.len() as Ns, ElvHook::Insert);
             }
         }
         if let Some(elv) = self.elevator.as_mut() {
@@ -1018,15 +1039,48 @@ impl RequestQueue {
         self.sched_dispatch_requests(hctx, cpu, drv, now, out);
     }
 
-    /// `blk_mq_delay_run_hw_queue`: one pending kblockd run per hctx; an earlier request
-    /// moves it earlier (`kblockd_mod_delayed_work_on`).
+    /// `blk_mq_delay_run_hw_queue` → `kblockd_mod_delayed_work_on(blk_mq_hctx_next_cpu(hctx),
+    /// &hctx->run_work, delay)`: one run work per hctx, and `mod_delayed_work_on` re-arms a
+    /// pending one with the new delay and CPU (a later request can postpone an earlier one,
+    /// as in the kernel). Where it runs (`blk_mq_hctx_next_cpu`): with a single hardware
+    /// queue `WORK_CPU_UNBOUND`, i.e. kblockd (a per-CPU workqueue) on the CPU that asked for
+    /// the run; otherwise round-robin over the hctx's CPUs, switching every
+    /// `BLK_MQ_CPU_WORK_BATCH` (8) runs. That CPU's sbitmap hint picks the driver tags the
+    /// run allocates, which is what orders the MMC host software queue's slots.
     pub fn delay_run_hw_queue(&mut self, hctx: u16, delay: Ns, now: &mut Ns, out: &mut BlkOut) {
+        let nr_hw = self.hctxs.len();
+        let nr_cpus = self.nr_cpus;
+        let requester = self.ctx_cpu;
         let h = &mut self.hctxs[hctx as usize];
         let at = *now + delay;
-        if h.run_at.map(|t| at < t).unwrap_or(true) {
+        h.run_cpu = if nr_hw == 1 {
+            requester
+        } else {
+            h.next_cpu_batch = h.next_cpu_batch.saturating_sub(1);
+            if h.next_cpu_batch == 0 {
+                // cpumask_next over the CPUs mapped to this hctx (`blk_mq_map_queues`:
+                // cpu % nr_hw), wrapping to the first.
+                let mut c = h.next_cpu as usize + 1;
+                while c < nr_cpus && c % nr_hw != hctx as usize {
+                    c += 1;
+                }
+                if c >= nr_cpus {
+                    c = hctx as usize % nr_cpus;
+                }
+                h.next_cpu = c as u16;
+                h.next_cpu_batch = 8;
+            }
+            h.next_cpu
+        };
+        if h.run_at != Some(at) {
             h.run_at = Some(at);
             out.hw_runs.push((hctx, delay));
         }
+    }
+
+    /// CPU the pending run of `hctx` executes on (see [`Self::delay_run_hw_queue`]).
+    pub fn run_cpu(&self, hctx: u16) -> u16 {
+        self.hctxs[hctx as usize].run_cpu
     }
 
     /// The kblockd work for `hctx` fired at `now` (scheduled at `at`). Stale events (the work
@@ -1045,6 +1099,7 @@ impl RequestQueue {
             return;
         }
         self.hctxs[h].run_at = None;
+        self.ctx_cpu = cpu;
         self.stats.hw_runs += 1;
         if self.hctxs[h].stopped || !self.hctx_has_work(h) {
             return;
@@ -1253,7 +1308,7 @@ impl RequestQueue {
                         if self.cpu.on {
                             let hold = n as Ns * self.cpu.costs.elv(self.cpu.costs.elv_dispatch_ns);
                             let mut end = *now;
-                            let start = self.cpu.elv_hold(cpu, &mut end, hold);
+                            let start = self.cpu.elv_hold(cpu, &mut end, hold, ElvHook::Dispatch);
                             if start > self.cpu.floor() {
                                 // Spin until the hold starts; call the elevator then.
                                 *now = start;
@@ -1508,6 +1563,7 @@ impl RequestQueue {
             panic!("resume of unknown dispatch context {id}");
         };
         let start = self.cpu.begin(run.cpu, now);
+        self.ctx_cpu = run.cpu;
         self.cpu.cur_task = run.owner;
         let mut clk = start;
         let now = &mut clk;
@@ -1570,6 +1626,9 @@ impl RequestQueue {
             );
             (r.hctx, r.op, r.issue_time, r.nr_sectors)
         };
+        // Completion runs on the submitting CPU (`QUEUE_FLAG_SAME_COMP`), so restarts and the
+        // driver's queue runs from there are kblockd work on that CPU.
+        self.ctx_cpu = self.pool.get(rq).cpu;
         self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
         self.set_in_flight_delta(hctx, -1, now);
         let dir = op.dir();
@@ -1584,7 +1643,7 @@ impl RequestQueue {
             let c = self.cpu.costs.elv(self.cpu.costs.elv_complete_ns);
             if self.elv_lock_per_rq {
                 let cpu = self.cpu.cur_cpu;
-                let _ = self.cpu.elv_hold(cpu, now, c);
+                let _ = self.cpu.elv_hold(cpu, now, c, ElvHook::Finish);
             } else {
                 *now += c;
             }

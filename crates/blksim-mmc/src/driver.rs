@@ -81,6 +81,7 @@ const EV_HSQ_IRQ: u64 = 8;
 const EV_CQE_QUEUED: u64 = 9;
 const EV_CQE_KICK: u64 = 10;
 const EV_CQE_IRQ: u64 = 11;
+const EV_LEG_POST: u64 = 12;
 
 fn ev(kind: u64, arg: u32) -> u64 {
     kind << 32 | arg as u64
@@ -167,6 +168,9 @@ pub struct MmcDriver {
     leg_on_bus: Option<RqId>,
     leg_complete_req: Option<RqId>,
     leg_handoff: Option<RqId>,
+    /// Legacy: the dispatcher is unmapping the previous request (`mmc_blk_mq_post_req`) after
+    /// starting its own; (previous request, context) until `queue_rq` returns.
+    leg_post: Option<(RqId, u32)>,
     waiter: Option<Waiter>,
     /// SYNC request whose command runs now (context to unblock at the end).
     sync_running: Option<(RqId, u32)>,
@@ -211,6 +215,7 @@ impl MmcDriver {
             leg_on_bus: None,
             leg_complete_req: None,
             leg_handoff: None,
+            leg_post: None,
             waiter: None,
             sync_running: None,
             hsq_preparing: 0,
@@ -303,6 +308,17 @@ impl MmcDriver {
             + extra;
         self.cpu_free = t;
         t
+    }
+
+    /// `post_req` DMA unmapping of a finished request (`host.dma_unmap_per_seg_ns`): only reads
+    /// do cache work at unmap (DMA_FROM_DEVICE invalidates; DMA_TO_DEVICE unmaps are free).
+    fn unmap_ns(&self, rq: RqId) -> Ns {
+        let tr = &self.tracked[&rq];
+        if tr.cmd.op == CardOp::Read {
+            self.cfg.host.dma_unmap_per_seg * tr.segs as Ns
+        } else {
+            0
+        }
     }
 
     /// One CMD13 SEND_STATUS through `mmc_wait_for_cmd` (the caller sleeps for its IRQ).
@@ -583,30 +599,52 @@ impl MmcDriver {
                 assert_eq!(w.rq, arg);
                 // `prev` is None when this context only waited for `complete_lock`.
                 let prev = self.leg_handoff.take();
+                let u = prev.map(|p| self.unmap_ns(p)).unwrap_or(0);
                 if w.sync {
                     if let Some(p) = prev {
-                        self.done(p, now, out);
+                        if u == 0 {
+                            self.done(p, now, out);
+                        } else {
+                            out.events.push((now + u, ev(EV_DONE, p)));
+                        }
                     }
-                    self.run_sync(w.rq, w.ctx, now, out);
+                    self.run_sync(w.rq, w.ctx, now + u, out);
                 } else {
-                    // `mmc_start_request(new)`, then `mmc_blk_mq_post_req(prev)` completes the
-                    // previous request, then `queue_rq` returns.
+                    // `mmc_start_request(new)`, then `mmc_blk_mq_post_req(prev)` unmaps and
+                    // completes the previous request, then `queue_rq` returns.
                     self.legacy_start(w.rq, now, out);
-                    if let Some(p) = prev {
-                        self.done(p, now, out);
+                    match prev {
+                        Some(p) if u > 0 => {
+                            self.cpu_free = self.cpu_free.max(now) + u;
+                            self.leg_post = Some((p, w.ctx));
+                            out.events.push((now + u, ev(EV_LEG_POST, p)));
+                        }
+                        _ => {
+                            if let Some(p) = prev {
+                                self.done(p, now, out);
+                            }
+                            self.busy = false;
+                            out.unblock.push((w.ctx, now));
+                        }
                     }
-                    self.busy = false;
-                    out.unblock.push((w.ctx, now));
                 }
             }
             EV_LEG_WORK => {
-                // `mmc_blk_mq_complete_work`, unless a dispatcher already took the request.
+                // `mmc_blk_mq_complete_work`, unless a dispatcher already took the request:
+                // poll completion, `mmc_blk_mq_post_req` (unmap), end it, under complete_lock.
                 if let Some(prev) = self.leg_complete_req.take() {
                     let t0 = now.max(self.complete_lock_until);
-                    let t = self.poll_completion(prev, t0);
+                    let t = self.poll_completion(prev, t0) + self.unmap_ns(prev);
                     self.complete_lock_until = t;
                     out.events.push((t, ev(EV_DONE, prev)));
                 }
+            }
+            EV_LEG_POST => {
+                let (p, ctx) = self.leg_post.take().expect("legacy post without a request");
+                assert_eq!(p, arg);
+                self.done(p, now, out);
+                self.busy = false;
+                out.unblock.push((ctx, now));
             }
             _ => unreachable!(),
         }
@@ -692,8 +730,10 @@ impl MmcDriver {
                 let tag = self.tracked[&rq].tag as usize;
                 let s = self.hsq.finalize(tag);
                 assert_eq!(s.rq, rq);
+                // `mmc_blk_cqe_complete_rq` → `mmc_cqe_post_req` unmaps in the completion.
+                let u = self.unmap_ns(rq);
                 out.events
-                    .push((now + self.cfg.host.complete, ev(EV_DONE, rq)));
+                    .push((now + self.cfg.host.complete + u, ev(EV_DONE, rq)));
                 self.hsq_pump(now, out);
             }
             _ => unreachable!(),
@@ -850,7 +890,8 @@ impl MmcDriver {
                     Access {
                         ready: now,
                         nand_end: now,
-                        last_round_blocks: 0,
+                        tail_blocks: 0,
+                        busy_extra: 0,
                     }
                 } else {
                     // The card starts preparing the task as soon as it is queued.
@@ -879,8 +920,9 @@ impl MmcDriver {
                 // `cqhci_irq` → `cqhci_finish_mrq` → `mmc_blk_cqe_req_done` →
                 // `blk_mq_complete_request`.
                 self.cqe_outstanding -= 1;
+                let u = self.unmap_ns(rq);
                 out.events
-                    .push((now + self.cfg.host.complete, ev(EV_DONE, rq)));
+                    .push((now + self.cfg.host.complete + u, ev(EV_DONE, rq)));
             }
             _ => unreachable!(),
         }
@@ -1023,7 +1065,7 @@ impl Driver for MmcDriver {
         let kind = payload >> 32;
         let arg = payload as u32;
         match kind {
-            EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK => {
+            EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK | EV_LEG_POST => {
                 self.legacy_event(kind, arg, now, out)
             }
             EV_DONE => self.done(arg, now, out),
@@ -1111,7 +1153,7 @@ impl Driver for MmcDriver {
         }
         if self.busy {
             assert!(
-                self.waiter.is_some() || self.sync_running.is_some(),
+                self.waiter.is_some() || self.sync_running.is_some() || self.leg_post.is_some(),
                 "mq.busy without a sleeping context"
             );
         }

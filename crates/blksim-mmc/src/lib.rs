@@ -29,6 +29,8 @@ pub struct HostCosts {
     pub prep: Ns,
     pub dma_map_base: Ns,
     pub dma_map_per_seg: Ns,
+    /// `host.dma_unmap_per_seg_ns` (reads only).
+    pub dma_unmap_per_seg: Ns,
     pub request: Ns,
     pub irq: Ns,
     pub wakeup: Ns,
@@ -44,6 +46,7 @@ impl HostCosts {
             prep: get_u64(p, "host.prep_ns")?,
             dma_map_base: get_u64(p, "host.dma_map_base_ns")?,
             dma_map_per_seg: get_u64(p, "host.dma_map_per_seg_ns")?,
+            dma_unmap_per_seg: get_u64(p, "host.dma_unmap_per_seg_ns")?,
             request: get_u64(p, "host.request_ns")?,
             irq: get_u64(p, "host.irq_ns")?,
             wakeup: get_u64(p, "host.wakeup_ns")?,

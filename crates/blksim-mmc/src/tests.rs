@@ -608,3 +608,41 @@ fn path_rates_are_ordered() {
     let gw = rate[&("hsq", true)] / rate[&("legacy", true)];
     assert!(gw > gr, "write gain {gw:.2} <= read gain {gr:.2}");
 }
+
+/// `post_req` unmapping of reads (`host.dma_unmap_per_seg_ns`): exposed in full for a lone
+/// read, hidden behind the next transfer inside a burst (only the last request's shows), and
+/// free for writes (DMA_TO_DEVICE unmaps do no cache work).
+#[test]
+fn dma_unmap_is_hidden_inside_a_burst_and_exposed_at_its_end() {
+    let big = |op: Op, sector: u64| Spec {
+        op,
+        sector,
+        nr: 512, // 256 KiB = 64 segments
+        fua: false,
+        tag: None,
+    };
+    let finish = |unmap: &str, reqs: &[Spec]| {
+        let p = params("legacy")
+            .with("card.cache_kib", "8192")
+            .with("host.dma_unmap_per_seg_ns", unmap);
+        let mut h = H::new(&p);
+        for s in reqs {
+            h.submit(*s, 0);
+        }
+        h.run_to_end(1_000_000);
+        h.assert_all_done_once();
+        h.q.now()
+    };
+    let per_seg = 5_000u64;
+    let u = 64 * per_seg;
+    let one = [big(Op::Read, 0)];
+    assert_eq!(finish("5000", &one) - finish("0", &one), u);
+    let burst: Vec<Spec> = (0..4).map(|i| big(Op::Read, i * 512)).collect();
+    let d = finish("5000", &burst) - finish("0", &burst);
+    assert!(
+        d >= u && d < 2 * u,
+        "burst of 4: {d} ns more, one unmap is {u}"
+    );
+    let w = [big(Op::Write, 0)];
+    assert_eq!(finish("5000", &w), finish("0", &w));
+}

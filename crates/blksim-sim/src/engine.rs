@@ -518,9 +518,9 @@ impl Sim {
             }
             Ev::HwRun(h, at) => {
                 self.kblockd_runs += 1;
-                // kblockd picks a CPU of the hctx round-robin, switching every
-                // BLK_MQ_CPU_WORK_BATCH (8) runs (`blk_mq_hctx_next_cpu`).
-                let cpu = ((self.kblockd_runs / 8) % self.platform.nr_cpus as u64) as u16;
+                // The block layer chose the CPU when it queued the work
+                // (`blk_mq_hctx_next_cpu`).
+                let cpu = self.queue.run_cpu(h);
                 self.queue
                     .run_work(h, at, cpu, &mut *self.driver, now, &mut self.out);
             }

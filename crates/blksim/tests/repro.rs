@@ -128,10 +128,7 @@ fn s1_hbg4a2_legacy_vs_hsq() {
         let l = kib_s(job(&run("emmc-hbg4a2", &a), "test")) / 1024.0;
         a.push("--set=host.queue=hsq");
         let h = kib_s(job(&run("emmc-hbg4a2", &a), "test")) / 1024.0;
-        // The legacy sequential write sits 14 % low (host-bound in the model, card-bound on the
-        // real board; see repro/README.md): held at ±15 %, the other fitted rows at ±10 %.
-        let tol = if rw == "write" { 0.15 } else { 0.10 };
-        t.row(&format!("{rw} without hsq"), "fit", legacy, l, tol);
+        t.row(&format!("{rw} without hsq"), "fit", legacy, l, 0.10);
         t.row(&format!("{rw} with hsq"), "check", hsq, h, 0.15);
         if rw == "randwrite" {
             rw_gain = h / l;
@@ -163,14 +160,7 @@ fn s2_ux500_iozone() {
             let f = format!("s2-ux500/iozone-{rec}k-{test}.fio");
             let v = run("emmc-ux500", &[f.as_str()]);
             let sim = kib_s(job(&v, &format!("iozone-{rec}k-{test}")));
-            // A linear card model cannot follow the published read curve's bend between
-            // 1 MiB and 16 MiB records (17.7 vs 23.1 MB/s): those rows are held at ±20 %.
-            let tol = if test.contains("read") && rec >= 1024 {
-                0.20
-            } else {
-                0.15
-            };
-            t.row(&format!("{rec} KiB {test}"), "fit", published, sim, tol);
+            t.row(&format!("{rec} KiB {test}"), "fit", published, sim, 0.10);
         }
     }
     let v = run("emmc-ux500", &["s2-ux500/dd.fio", "--size=64m"]);
@@ -253,7 +243,7 @@ fn s5_allwinner_without_hsq() {
     // (mq-deadline's sector-sorted dispatch among 8 sync jobs) than on the board: printed only.
     for (p, us, tol) in [
         ("1.000000", 799.0, 0.0),
-        ("50.000000", 1020.0, 0.15),
+        ("50.000000", 1020.0, 0.10),
         ("90.000000", 1172.0, 0.0),
         ("99.000000", 1450.0, 0.0),
         ("99.990000", 9503.0, 0.0),

@@ -64,8 +64,11 @@ pub struct Access {
     pub ready: Ns,
     /// Reads: the last NAND round is sensed by this time.
     pub nand_end: Ns,
-    /// Reads: blocks in the last round (they cross the bus after `nand_end`).
-    pub last_round_blocks: u64,
+    /// Reads: blocks of the last NAND page (they cross the bus after `nand_end`).
+    pub tail_blocks: u64,
+    /// Writes: firmware time added to the busy after the last block (L2P map segment
+    /// loads, `card.map_miss_ns`); 0 for reads (their misses delay `ready`).
+    pub busy_extra: Ns,
 }
 
 /// Times of one command sequence.
@@ -249,6 +252,7 @@ pub struct CardStats {
     pub flush_ns: u64,
     pub read_buffer_hits: u64,
     pub bkops: u64,
+    pub map_misses: u64,
 }
 
 /// Card-side parameters other than NAND geometry.
@@ -271,6 +275,12 @@ pub struct CardConfig {
     /// `card.bkops_interval_ns`, `card.bkops_ns` (0 = off).
     pub bkops_interval: Ns,
     pub bkops: Ns,
+    /// `card.map_seg_kib` in bytes: logical span one L2P map segment covers.
+    pub map_seg_bytes: u64,
+    /// `card.map_cache_segs`: map segments held in controller SRAM (0 = whole map resident).
+    pub map_cache_segs: u32,
+    /// `card.map_miss_ns`: loading one map segment from NAND.
+    pub map_miss: Ns,
 }
 
 pub struct EmmcCard {
@@ -284,6 +294,8 @@ pub struct EmmcCard {
     rbuf: VecDeque<(u64, u64)>,
     /// Next background operation start (0 = none scheduled yet).
     next_bkops: Ns,
+    /// L2P map segments resident in controller SRAM, least recently used first.
+    map_lru: VecDeque<u64>,
     pub stats: CardStats,
 }
 
@@ -297,6 +309,7 @@ impl EmmcCard {
             eng: Engine::default(),
             rbuf: VecDeque::new(),
             next_bkops: 0,
+            map_lru: VecDeque::new(),
             stats: CardStats::default(),
         }
     }
@@ -350,6 +363,34 @@ impl EmmcCard {
         }
         let (f, l) = self.page_range(cmd);
         self.rbuf.retain(|&(a, b)| b < f || l < a);
+    }
+
+    /// Firmware time to translate a command's logical range: every L2P map segment it touches
+    /// that is not resident in controller SRAM is loaded from NAND (`card.map_miss_ns` each),
+    /// evicting the least recently used one (demand-paged map, as DFTL; the reason UFS added
+    /// Host Performance Booster). Sequential streams stay inside one resident segment; random
+    /// I/O over a span larger than `map_cache_segs × map_seg_kib` misses almost every time.
+    fn map_lookup(&mut self, cmd: &CardCmd) -> Ns {
+        let cap = self.cfg.map_cache_segs as usize;
+        if cap == 0 || self.cfg.map_seg_bytes == 0 {
+            return 0;
+        }
+        let first = cmd.sector * 512 / self.cfg.map_seg_bytes;
+        let last = ((cmd.sector + cmd.nr_sectors.max(1) as u64) * 512 - 1) / self.cfg.map_seg_bytes;
+        let mut ns = 0;
+        for seg in first..=last {
+            if let Some(i) = self.map_lru.iter().position(|&s| s == seg) {
+                self.map_lru.remove(i);
+            } else {
+                ns += self.cfg.map_miss;
+                self.stats.map_misses += 1;
+                if self.map_lru.len() >= cap {
+                    self.map_lru.pop_front();
+                }
+            }
+            self.map_lru.push_back(seg);
+        }
+        ns
     }
 
     /// Card-initiated background operations (auto-BKOPS, read reclaim): every
@@ -408,31 +449,40 @@ impl Card for EmmcCard {
                     return Access {
                         ready,
                         nand_end: ready,
-                        last_round_blocks: 0,
+                        tail_blocks: 0,
+                        busy_extra: 0,
                     };
                 }
                 self.rbuf_insert(cmd);
+                let map = self.map_lookup(cmd);
                 // TLC page types sense at different speeds (LSB < CSB < MSB).
                 let saved_tr = self.nand.t_r;
                 self.nand.t_r += self.cfg.t_r_step * (self.page_range(cmd).0 % 3);
-                let acc = self.read_access(at, cmd);
+                let acc = self.read_access(at + map, cmd);
                 self.nand.t_r = saved_tr;
                 acc
             }
             CardOp::Write if self.cached(cmd) => {
                 self.rbuf_invalidate(cmd);
                 self.run_bkops(at);
-                self.write_access(at, cmd)
+                let map = self.map_lookup(cmd);
+                Access {
+                    busy_extra: map,
+                    ..self.write_access(at, cmd)
+                }
             }
             _ => {
+                let mut map = 0;
                 if cmd.op == CardOp::Write {
                     self.rbuf_invalidate(cmd);
                     self.run_bkops(at);
+                    map = self.map_lookup(cmd);
                 }
                 Access {
                     ready: at,
                     nand_end: at,
-                    last_round_blocks: 0,
+                    tail_blocks: 0,
+                    busy_extra: map,
                 }
             }
         }
@@ -471,16 +521,19 @@ impl EmmcCard {
                     .occupy(at + self.cfg.read_fw, dur, self.nand.t_prog);
                 let first = self.nand.round_bytes().min(cmd.bytes());
                 let ready = s + self.nand.t_r + self.nand.chan_ns(first);
+                // Data leaves the controller page by page: once the last page is over the
+                // channel (`nand_end`), only that page still has to cross the bus.
                 let blocks = cmd.nr_sectors as u64;
-                let per_round = (self.nand.round_bytes() / 512).max(1);
-                let last = match blocks % per_round {
-                    0 => per_round.min(blocks),
+                let per_page = (self.nand.page_bytes / 512).max(1);
+                let last = match blocks % per_page {
+                    0 => per_page.min(blocks),
                     r => r,
                 };
                 Access {
                     ready,
                     nand_end: e.max(ready),
-                    last_round_blocks: last,
+                    tail_blocks: last,
+                    busy_extra: 0,
                 }
             }
         }
@@ -503,7 +556,8 @@ impl EmmcCard {
                 Access {
                     ready,
                     nand_end: ready,
-                    last_round_blocks: 0,
+                    tail_blocks: 0,
+                    busy_extra: 0,
                 }
             }
         }
@@ -516,7 +570,7 @@ impl EmmcCard {
                 self.stats.reads += 1;
                 self.stats.bytes_read += cmd.bytes();
                 let end = (data_start + self.bus.read_xfer_ns(blocks))
-                    .max(acc.nand_end + self.bus.read_xfer_ns(acc.last_round_blocks));
+                    .max(acc.nand_end + self.bus.read_xfer_ns(acc.tail_blocks));
                 (end, end)
             }
             CardOp::Write => {
@@ -528,7 +582,7 @@ impl EmmcCard {
                         .ftl
                         .program(&self.nand, cmd.sector, cmd.nr_sectors, true);
                     self.eng.push(data_end, cmd.bytes(), cost);
-                    (data_end, data_end + self.cfg.write_fw)
+                    (data_end, data_end + self.cfg.write_fw + acc.busy_extra)
                 } else {
                     // Write-through (no cache, reliable write, or larger than the cache):
                     // programming starts with the first data and the card stays busy until
@@ -538,7 +592,10 @@ impl EmmcCard {
                         .ftl
                         .program(&self.nand, cmd.sector, cmd.nr_sectors, false);
                     let (_, e) = self.eng.occupy(data_start, cost, self.nand.t_prog);
-                    (data_end, data_end.max(e) + self.cfg.write_fw)
+                    (
+                        data_end,
+                        data_end.max(e) + self.cfg.write_fw + acc.busy_extra,
+                    )
                 }
             }
             CardOp::Flush | CardOp::Discard => (data_start, self.busy_command(data_start, cmd)),
@@ -579,6 +636,7 @@ impl EmmcCard {
             ("card_flush_ns", s.flush_ns),
             ("card_read_buffer_hits", s.read_buffer_hits),
             ("card_bkops", s.bkops),
+            ("card_map_misses", s.map_misses),
             ("ftl_gc_blocks", f.gc_blocks),
             ("ftl_gc_copied_units", f.gc_copied_units),
             ("ftl_gc_ns", f.gc_ns),

@@ -95,7 +95,13 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
         t_r_step: get_u64(p, "card.t_r_step_ns")?,
         bkops_interval: get_u64(p, "card.bkops_interval_ns")?,
         bkops: get_u64(p, "card.bkops_ns")?,
+        map_seg_bytes: get_u64(p, "card.map_seg_kib")? * 1024,
+        map_cache_segs: get_u32(p, "card.map_cache_segs")?,
+        map_miss: get_u64(p, "card.map_miss_ns")?,
     };
+    if cfg.map_cache_segs > 0 && cfg.map_seg_bytes == 0 {
+        return Err("card.map_seg_kib: must be > 0 when card.map_cache_segs > 0".into());
+    }
     Ok(EmmcCard::new(cfg, bus, nand, ftl))
 }
 
@@ -194,6 +200,65 @@ mod tests {
             Proto::Cmd23,
         );
         assert!(r.busy_end - r.data_start >= 2_000_000);
+    }
+
+    /// The L2P map cache: a sequential stream stays in one resident segment (one miss), random
+    /// commands over more segments than fit miss every time; a read's miss delays the data, a
+    /// write's miss lengthens its busy.
+    #[test]
+    fn map_cache_misses_cost_random_io_only() {
+        let p = ParamMap::new()
+            .with("card.capacity_mib", "256")
+            .with("card.map_cache_segs", "2")
+            .with("card.map_seg_kib", "1024")
+            .with("card.map_miss_ns", "50us");
+        let off = p.clone().with("card.map_cache_segs", "0");
+        let mut c = build_card(&p).unwrap();
+        let mut t = 0;
+        for i in 0..64u64 {
+            t = c.submit(t, &rd(i * 8, 8), Proto::Cmd23).busy_end;
+        }
+        assert_eq!(c.stats.map_misses, 1);
+        // Random 4 KiB reads over 63 other segments (1 MiB each): every one misses.
+        for i in 0..64u64 {
+            t = c
+                .submit(t, &rd((i * 37 % 63 + 1) * 2048 + 8, 8), Proto::Cmd23)
+                .busy_end;
+        }
+        assert_eq!(c.stats.map_misses, 65);
+        // Same command, miss vs whole map resident: +50 us before the data, +50 us of busy.
+        let mut a = build_card(&p).unwrap();
+        let mut b = build_card(&off).unwrap();
+        let (ra, rb) = (
+            a.submit(0, &rd(4096, 8), Proto::Cmd23),
+            b.submit(0, &rd(4096, 8), Proto::Cmd23),
+        );
+        assert_eq!(ra.data_start - rb.data_start, 50_000);
+        let (wa, wb) = (
+            a.submit(ra.busy_end, &wr(81920, 8), Proto::Cmd23),
+            b.submit(ra.busy_end, &wr(81920, 8), Proto::Cmd23),
+        );
+        assert_eq!(
+            (wa.busy_end - wa.data_end) - (wb.busy_end - wb.data_end),
+            50_000
+        );
+    }
+
+    /// Data leaves the controller page by page: after the last page is over the NAND channel
+    /// only that page still crosses the bus.
+    #[test]
+    fn read_tail_after_the_nand_is_one_page() {
+        let p = ParamMap::new()
+            .with("card.capacity_mib", "256")
+            .with("card.channel_mbps", "20")
+            .with("card.page_kib", "4")
+            .with("host.bus_mode", "hs");
+        let mut c = build_card(&p).unwrap();
+        let cmd = rd(0, 128); // 64 KiB: channel-bound (20 MB/s < 52 MB/s bus)
+        let acc = c.access(0, &cmd);
+        assert_eq!(acc.tail_blocks, 8);
+        let (end, _) = c.transfer(acc.ready, &cmd, &acc);
+        assert_eq!(end, acc.nand_end + c.bus().read_xfer_ns(8));
     }
 
     #[test]
