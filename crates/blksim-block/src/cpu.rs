@@ -9,7 +9,12 @@
 //! * A lock ([`Lock`]) is a timeline of hold intervals. A context arriving at local time `t`
 //!   is granted the earliest gap at or after `t` long enough for its hold, plus a hand-off
 //!   cost when the previous holder was another CPU (the lock word and the data it protects
-//!   move between caches). Waiting spins: the CPU stays busy (`spin_lock`, not a sleeping
+//!   move between caches). For the elevator lock the hand-off is the lock's own
+//!   (`elv_handoff_ns`) plus the *cold footprint* of the critical section about to run:
+//!   `elv_cold_line_ns` × the lines of elevator state that hook touches and other CPUs write
+//!   ([`CpuCosts::elv_cold_lines`], per [`ElvHook`]). A CPU that keeps the lock (the 2nd to
+//!   Nth `dispatch_request` of a batch) finds that state warm in its cache and pays nothing,
+//!   so a big scheduler (bfq) gains more from batching than a small one (mq-deadline). Waiting spins: the CPU stays busy (`spin_lock`, not a sleeping
 //!   mutex). Departure from the kernel: the hold is placed by gap search, so a context
 //!   processed later in the event loop may slot into an earlier gap — grants approximate a
 //!   FIFO queued spinlock (`qspinlock`) rather than follow processing order strictly.
@@ -39,9 +44,19 @@ pub struct CpuCosts {
     pub elv_dispatch_ns: Ns,
     /// Elevator `completed_request` + `finish_request` per request (under the lock for bfq).
     pub elv_complete_ns: Ns,
-    /// Extra hand-off cost of the elevator lock when it moves between CPUs: the lock word and
-    /// the scheduler's hot state (lists, trees, counters) migrate with it.
+    /// Hand-off cost of the elevator lock itself when it moves between CPUs (the queued
+    /// spinlock's word and MCS hand-over). Not scaled per elevator; the elevator's own state
+    /// that moves with the lock is [`Self::elv_cold_line_ns`] × [`Self::elv_cold_lines`].
     pub elv_handoff_ns: Ns,
+    /// Cost of one cache line of the elevator's shared state that a critical section touches
+    /// after the lock came from another CPU (the line was last written there: a remote
+    /// cache-to-cache transfer, serialised by the pointer chasing of lists and trees).
+    pub elv_cold_line_ns: Ns,
+    /// Footprint per [`ElvHook`] of the elevator in use: lines of shared elevator state
+    /// (not the requests themselves) that one critical section of the hook touches and that
+    /// other CPUs write. Paid on a hand-off only: a CPU that keeps the lock (the 2nd to 8th
+    /// `dispatch_request` of a batch, consecutive inserts of one plug flush) finds them warm.
+    pub elv_cold_lines: [u64; 4],
     /// Scale of the elevator's own costs (`elv_*`), in percent, for the elevator in use.
     pub elv_cost_pct: u64,
     /// `blk_mq_dispatch_rq_list` → driver `queue_rq` per request (with `blk_mq_start_request`),
@@ -66,6 +81,7 @@ impl CpuCosts {
             | self.elv_dispatch_ns
             | self.elv_complete_ns
             | self.elv_handoff_ns
+            | self.elv_cold_line_ns
             | self.queue_rq_ns
             | self.lock_handoff_ns
             | self.complete_ns
@@ -217,7 +233,8 @@ impl CpuModel {
     #[inline]
     pub fn elv_hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns, hook: ElvHook) -> Ns {
         let f = self.floor;
-        let handoff = self.costs.elv(self.costs.elv_handoff_ns);
+        let handoff = self.costs.elv_handoff_ns
+            + self.costs.elv_cold_line_ns * self.costs.elv_cold_lines[hook as usize];
         self.elv_lock.trim(f);
         let h0 = self.elv_lock.handoffs;
         let r = self.elv_lock.hold(cpu, now, hold, handoff);
@@ -322,5 +339,34 @@ mod tests {
         let mut t = 240;
         assert_eq!(l.hold(1, &mut t, 20, 30), 240);
         assert_eq!(t, 260);
+    }
+
+    /// The elevator lock's hand-off carries the hook's cold footprint; a CPU that keeps the
+    /// lock pays neither.
+    #[test]
+    fn cold_footprint_is_paid_per_hook_only_when_the_lock_moves() {
+        let costs = CpuCosts {
+            elv_handoff_ns: 100,
+            elv_cold_line_ns: 10,
+            elv_cold_lines: [2, 0, 7, 0],
+            elv_cost_pct: 100,
+            ..CpuCosts::default()
+        };
+        let mut m = CpuModel::new(costs, 2, 1);
+        // CPU 0 merges (first acquisition: nothing moves), then CPU 1 dispatches at 100:
+        // 100 + 7 × 10 = 170 ns before its 50 ns hold.
+        let mut t0 = 0;
+        assert_eq!(m.elv_hold(0, &mut t0, 10, ElvHook::Merge), 0);
+        let mut t1 = 100;
+        assert_eq!(m.elv_hold(1, &mut t1, 50, ElvHook::Dispatch), 270);
+        assert_eq!(t1, 320);
+        // CPU 1 again, uncontended: warm.
+        let mut t1b = 400;
+        assert_eq!(m.elv_hold(1, &mut t1b, 50, ElvHook::Dispatch), 400);
+        // CPU 0 merges: the lock moves back with the merge's footprint, 100 + 2 × 10.
+        let mut t0b = 500;
+        assert_eq!(m.elv_hold(0, &mut t0b, 10, ElvHook::Merge), 620);
+        assert_eq!(m.elv_hook_handoffs, [1, 0, 1, 0]);
+        assert_eq!(m.elv_hook_acq, [2, 0, 2, 0]);
     }
 }

@@ -87,6 +87,13 @@ pub trait Driver {
         false
     }
 
+    /// Whether completions come from a hardware interrupt (taken on the platform's IRQ CPU,
+    /// e.g. the MMC host controller). False: the driver completes on the CPU that issued the
+    /// request (null_blk's hrtimer and softirq modes).
+    fn hw_irq(&self) -> bool {
+        false
+    }
+
     /// Device capacity in 512-byte sectors (`set_capacity`).
     fn capacity_sectors(&self) -> u64 {
         0

@@ -20,6 +20,10 @@ pub struct QueueLimits {
     pub rotational: bool,
     /// `scheduler`: the elevator name.
     pub scheduler: String,
+    /// `rq_affinity`: 0 complete on the CPU that took the interrupt, 1 (default) redirect to
+    /// the submitting CPU unless the two share a cache (`QUEUE_FLAG_SAME_COMP`), 2 always the
+    /// submitting CPU (`QUEUE_FLAG_SAME_FORCE`).
+    pub rq_affinity: u8,
     /// Batch dispatch under one elevator lock (Yu Kuai 2025 series, unmerged): 0 = mainline.
     pub sched_batch_dispatch: u32,
 }
@@ -36,6 +40,7 @@ impl Default for QueueLimits {
             rotational: false,
             scheduler: "none".into(),
             sched_batch_dispatch: 0,
+            rq_affinity: 1,
         }
     }
 }

@@ -177,6 +177,10 @@ pub struct RequestQueue {
     pub stats: BlkStats,
     /// CPU of the context currently running block-layer code (the requester of a kblockd run).
     ctx_cpu: u16,
+    /// CPU taking the driver's hardware interrupt (None: completions raised on the
+    /// submitting CPU) and CPUs per last-level-cache domain (0 = one domain).
+    irq_cpu: Option<u16>,
+    llc_cpus: u16,
     /// Data-integrity oracle (`crate::integrity`), fed at submission and completion.
     pub integrity: crate::integrity::Integrity,
     last_busy_change: Ns,
@@ -250,6 +254,8 @@ impl RequestQueue {
             last_issued_seq: 0,
             stats: BlkStats::default(),
             ctx_cpu: 0,
+            irq_cpu: None,
+            llc_cpus: 0,
             integrity: crate::integrity::Integrity::new(),
             last_busy_change: 0,
             total_in_flight: 0,
@@ -282,14 +288,38 @@ impl RequestQueue {
                 sum(&c.hctx_locks, |l| l.acquisitions),
             ),
             ("hctx_lock_handoffs", sum(&c.hctx_locks, |l| l.handoffs)),
-            ("elv_merge_acquisitions", c.elv_hook_acq[ElvHook::Merge as usize]),
-            ("elv_merge_handoffs", c.elv_hook_handoffs[ElvHook::Merge as usize]),
-            ("elv_insert_acquisitions", c.elv_hook_acq[ElvHook::Insert as usize]),
-            ("elv_insert_handoffs", c.elv_hook_handoffs[ElvHook::Insert as usize]),
-            ("elv_dispatch_acquisitions", c.elv_hook_acq[ElvHook::Dispatch as usize]),
-            ("elv_dispatch_handoffs", c.elv_hook_handoffs[ElvHook::Dispatch as usize]),
-            ("elv_finish_acquisitions", c.elv_hook_acq[ElvHook::Finish as usize]),
-            ("elv_finish_handoffs", c.elv_hook_handoffs[ElvHook::Finish as usize]),
+            (
+                "elv_merge_acquisitions",
+                c.elv_hook_acq[ElvHook::Merge as usize],
+            ),
+            (
+                "elv_merge_handoffs",
+                c.elv_hook_handoffs[ElvHook::Merge as usize],
+            ),
+            (
+                "elv_insert_acquisitions",
+                c.elv_hook_acq[ElvHook::Insert as usize],
+            ),
+            (
+                "elv_insert_handoffs",
+                c.elv_hook_handoffs[ElvHook::Insert as usize],
+            ),
+            (
+                "elv_dispatch_acquisitions",
+                c.elv_hook_acq[ElvHook::Dispatch as usize],
+            ),
+            (
+                "elv_dispatch_handoffs",
+                c.elv_hook_handoffs[ElvHook::Dispatch as usize],
+            ),
+            (
+                "elv_finish_acquisitions",
+                c.elv_hook_acq[ElvHook::Finish as usize],
+            ),
+            (
+                "elv_finish_handoffs",
+                c.elv_hook_handoffs[ElvHook::Finish as usize],
+            ),
             ("cpu_busy_ns", c.busy_ns.iter().sum()),
         ]
     }
@@ -764,7 +794,9 @@ impl RequestQueue {
                     let _ = self.cpu.elv_hold(cpu, now, one, ElvHook::Insert);
                 }
             } else {
-                let _ = self.cpu.elv_hold(cpu, now, one * list.len() as Ns, ElvHook::Insert);
+                let _ = self
+                    .cpu
+                    .elv_hold(cpu, now, one * list.len() as Ns, ElvHook::Insert);
             }
         }
         if let Some(elv) = self.elevator.as_mut() {
@@ -944,16 +976,43 @@ impl RequestQueue {
     pub fn drain_driver_completions(&mut self, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
         if !self.cpu.on {
             let mut t = now;
-            self.drain_driver_completions_at(drv, &mut t, out);
+            while let Some((rq, st)) = out.drv.completions.pop() {
+                self.ctx_cpu = self.completion_cpu(rq);
+                self.end_request(rq, st, drv, &mut t, out);
+            }
             return;
         }
         while let Some((rq, st)) = out.drv.completions.pop() {
-            let cpu = self.pool.get(rq).cpu;
+            let cpu = self.completion_cpu(rq);
+            self.ctx_cpu = cpu;
             let start = self.cpu.begin(cpu, now);
             let mut clk = start + self.cpu.costs.irq_ns;
             self.end_request(rq, st, drv, &mut clk, out);
             self.cpu.end(cpu, start, clk);
         }
+    }
+
+    /// Where the block layer's completion work for `rq` runs (`blk_mq_complete_request` →
+    /// `blk_mq_complete_need_ipi`): on the CPU that took the interrupt, unless `rq_affinity`
+    /// asks for the submitting CPU (2) or (1, the default) the two CPUs do not share a cache.
+    /// Restarts and the driver's queue runs issued from there become kblockd work on that CPU,
+    /// and that CPU's sbitmap hint allocates the next driver tags.
+    fn completion_cpu(&self, rq: RqId) -> u16 {
+        let sub = self.pool.get(rq).cpu;
+        let Some(irq) = self.irq_cpu else { return sub };
+        let share = self.llc_cpus == 0 || irq / self.llc_cpus == sub / self.llc_cpus;
+        match self.lim.rq_affinity {
+            0 => irq,
+            2 => sub,
+            _ if share => irq,
+            _ => sub,
+        }
+    }
+
+    /// The platform's interrupt topology (see [`Self::completion_cpu`]).
+    pub fn set_completion_topology(&mut self, irq_cpu: Option<u16>, llc_cpus: u16) {
+        self.irq_cpu = irq_cpu;
+        self.llc_cpus = llc_cpus;
     }
 
     /// Completions reported inline (inside `queue_rq`, null_blk `irqmode=0`): they run in
@@ -1626,9 +1685,6 @@ impl RequestQueue {
             );
             (r.hctx, r.op, r.issue_time, r.nr_sectors)
         };
-        // Completion runs on the submitting CPU (`QUEUE_FLAG_SAME_COMP`), so restarts and the
-        // driver's queue runs from there are kblockd work on that CPU.
-        self.ctx_cpu = self.pool.get(rq).cpu;
         self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
         self.set_in_flight_delta(hctx, -1, now);
         let dir = op.dir();

@@ -14,8 +14,13 @@
 //! * initial hints are `prandom_u32() % depth` (`init_alloc_hint`), drawn here from a seeded
 //!   stream.
 //!
-//! Not modelled: deferred clears (`map->cleared`) and batch allocation
-//! (`__sbitmap_queue_get_batch`, used for plug-cached requests).
+//! * freeing is deferred (`sbitmap_deferred_clear_bit`): the bit goes into `map->cleared`
+//!   and stays taken in `map->word` until an allocation finds the word full and folds the
+//!   cleared bits back (`sbitmap_deferred_clear` in `sbitmap_find_bit_in_index`). So a freed
+//!   tag is not reused at once: allocations walk up through a word before wrapping.
+//!
+//! Not modelled: batch allocation (`__sbitmap_queue_get_batch`, used for plug-cached
+//! requests).
 
 use blksim_core::Rng;
 
@@ -25,6 +30,8 @@ pub struct Sbitmap {
     shift: u32,
     /// One u64 per word; only the low `1 << shift` bits are used.
     words: Vec<u64>,
+    /// `map->cleared`: freed bits not yet folded back into `words`.
+    cleared: Vec<u64>,
     hints: Vec<u32>,
     busy: u32,
     /// Shallow depth limit per word (`sbitmap_get_shallow`), u32::MAX = none.
@@ -56,6 +63,7 @@ impl Sbitmap {
             depth,
             shift,
             words: vec![0; map_nr],
+            cleared: vec![0; map_nr],
             hints,
             busy: 0,
             max_busy: 0,
@@ -92,9 +100,15 @@ impl Sbitmap {
         let mut nr = None;
         for _ in 0..map_nr {
             let wd = self.word_depth(index);
-            let w = self.words[index];
-            // find_next_zero_bit(word, depth, 0)
-            let free = !w & if wd == 64 { u64::MAX } else { (1u64 << wd) - 1 };
+            let mask = if wd == 64 { u64::MAX } else { (1u64 << wd) - 1 };
+            // find_next_zero_bit(word, depth, 0); a full word first folds its deferred
+            // clears back (`sbitmap_find_bit_in_index` → `sbitmap_deferred_clear`).
+            let mut free = !self.words[index] & mask;
+            if free == 0 && self.cleared[index] != 0 {
+                self.words[index] &= !self.cleared[index];
+                self.cleared[index] = 0;
+                free = !self.words[index] & mask;
+            }
             if free != 0 {
                 let bit = free.trailing_zeros();
                 self.words[index] |= 1u64 << bit;
@@ -132,10 +146,11 @@ impl Sbitmap {
         let index = (tag >> self.shift) as usize;
         let bit = tag & ((1 << self.shift) - 1);
         assert!(
-            self.words[index] & (1u64 << bit) != 0,
+            self.words[index] & !self.cleared[index] & (1u64 << bit) != 0,
             "tag {tag} freed twice"
         );
-        self.words[index] &= !(1u64 << bit);
+        // `sbitmap_deferred_clear_bit`.
+        self.cleared[index] |= 1u64 << bit;
         self.busy -= 1;
         let cpu = cpu % self.hints.len();
         self.hints[cpu] = tag;
@@ -144,7 +159,7 @@ impl Sbitmap {
     pub fn is_set(&self, tag: u32) -> bool {
         let index = (tag >> self.shift) as usize;
         let bit = tag & ((1 << self.shift) - 1);
-        self.words[index] & (1u64 << bit) != 0
+        self.words[index] & !self.cleared[index] & (1u64 << bit) != 0
     }
 
     /// Force a CPU's hint (tests that craft tag sequences).
@@ -200,5 +215,21 @@ mod tests {
         assert_eq!(sb.busy(), 8);
         sb.put(5, 1);
         assert_eq!(sb.get(1), Some(5));
+    }
+
+    #[test]
+    fn freed_tags_are_reused_only_when_the_word_is_full() {
+        let mut rng = Rng::from_seed(3);
+        let mut sb = Sbitmap::new(64, 1, &mut rng); // 4 words of 16
+        sb.set_hint(0, 5); // word 0
+        assert_eq!(sb.get(0), Some(0));
+        sb.put(0, 0); // deferred: bit 0 stays taken in the word
+        assert!(!sb.is_set(0));
+        // The allocation walks on through the word instead of reusing 0 ...
+        let walk: Vec<u32> = (0..15).map(|_| sb.get(0).unwrap()).collect();
+        assert_eq!(walk, (1..16).collect::<Vec<_>>());
+        // ... and only a full word folds the cleared bit back.
+        assert_eq!(sb.get(0), Some(0));
+        assert_eq!(sb.busy(), 16);
     }
 }

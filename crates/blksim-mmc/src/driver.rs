@@ -934,6 +934,12 @@ impl Driver for MmcDriver {
         &self.name
     }
 
+    /// The host controller's interrupt (sdhci/mmci IRQ handler → `mmc_request_done` or the
+    /// hsq's `mmc_hsq_finalize_request`) runs on the platform's IRQ CPU.
+    fn hw_irq(&self) -> bool {
+        true
+    }
+
     fn nr_hw_queues(&self) -> u16 {
         1
     }

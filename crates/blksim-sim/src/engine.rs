@@ -200,6 +200,8 @@ pub struct Sim {
     max_events: u64,
     /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
     debug_events: bool,
+    /// Stream for the platform's scheduling jitter (`platform.kblockd_jitter_ns`).
+    jitter_rng: blksim_core::Rng,
     /// Last data version handed to a user write (the integrity oracle's global counter).
     last_version: u64,
     /// Local clock of the task context being run (CPU model): the event time plus the CPU
@@ -345,6 +347,7 @@ impl Sim {
             capacity_bytes,
             max_events: u64::MAX,
             debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
+            jitter_rng: RngStreams::new(seed).stream("platform.jitter"),
             last_version: 0,
             clk: 0,
             ctx_ev: 0,
@@ -621,8 +624,18 @@ impl Sim {
                     let at = self.queue.pending_run_at(h).unwrap_or(now + delay);
                     // The run is identified by the time blk-mq scheduled it for; the
                     // kblockd wake-up latency comes on top.
-                    self.evq
-                        .push(at + self.platform.kblockd_wakeup_ns, Ev::HwRun(h, at));
+                    // Workqueue scheduling latency varies; the spread decides which context
+                    // reaches the driver first, and so which CPU's tag hint is used.
+                    let j = self.platform.kblockd_jitter_ns;
+                    let jitter = if j > 0 {
+                        self.jitter_rng.below(j + 1)
+                    } else {
+                        0
+                    };
+                    self.evq.push(
+                        at + self.platform.kblockd_wakeup_ns + jitter,
+                        Ev::HwRun(h, at),
+                    );
                 }
                 self.out.hw_runs.clear();
             }

@@ -62,6 +62,11 @@ pub const QUEUE_PARAMS: &[(&str, &str, &str)] = &[
         "requests",
         "batch dispatch under one elevator lock (unmerged 2025 series); 0 = mainline",
     ),
+    (
+        "rq_affinity",
+        "0|1|2",
+        "completion CPU: 0 the IRQ CPU, 1 the submitter's unless they share a cache (default), 2 always the submitter's",
+    ),
 ];
 
 /// Build the driver a profile describes.
@@ -168,6 +173,16 @@ pub fn build_limits(p: &Profile, drv: &dyn Driver) -> Result<QueueLimits, String
             }
             "rotational" => lim.rotational = matches!(v.value.as_str(), "1" | "true"),
             "sched_batch_dispatch" => lim.sched_batch_dispatch = num("requests")? as u32,
+            "rq_affinity" => {
+                let n = num("0, 1 or 2")?;
+                if n > 2 {
+                    return Err(format!(
+                        "{}: queue.rq_affinity: expected 0, 1 or 2, got {n}",
+                        v.origin
+                    ));
+                }
+                lim.rq_affinity = n as u8;
+            }
             _ => {
                 let hint = crate::profile::nearest(&k, QUEUE_PARAMS.iter().map(|q| q.0))
                     .map(|s| format!(" (did you mean 'queue.{s}'?)"))
@@ -272,6 +287,12 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         driver.queue_depth(),
         platform.nr_cpus as usize,
         &mut tag_rng,
+    );
+    // Where completions run (`blk_mq_complete_request`): the IRQ CPU for hardware-interrupt
+    // drivers, otherwise the submitting CPU.
+    queue.set_completion_topology(
+        driver.hw_irq().then_some(platform.irq_cpu),
+        platform.llc_cpus,
     );
     if !platform.is_ideal() {
         // CPUs and locks (issue #4); the ideal platform leaves the model off entirely.
