@@ -16,11 +16,13 @@
 
 pub mod digest;
 pub mod event;
+pub mod param;
 pub mod rng;
 pub mod slab;
 
 pub use digest::Digest;
 pub use event::EventQueue;
+pub use param::ParamDef;
 pub use rng::{Rng, RngStreams};
 pub use slab::Slab;
 

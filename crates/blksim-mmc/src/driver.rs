@@ -650,6 +650,27 @@ impl MmcDriver {
         }
     }
 
+    /// A SYNC request (flush, discard) on the hsq and CQE paths: the dispatcher waits for the
+    /// queue to go idle (`mmc_blk_wait_for_idle`), then issues it synchronously.
+    fn block_for_sync(
+        &mut self,
+        rq: RqId,
+        ctx: CallCtx,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        self.waiter = Some(Waiter {
+            ctx: ctx.id,
+            rq,
+            ready_at: now.max(self.cpu_free),
+            sync: true,
+        });
+        self.busy = true;
+        self.stats.blocked += 1;
+        self.maybe_run_waiting_sync(now, out);
+        BlkStatus::Blocked
+    }
+
     // ------------------------------------------------------------------------------------
     // hsq (`mmc_blk_cqe_issue_rw_rq` → `mmc_hsq_request`)
     // ------------------------------------------------------------------------------------
@@ -663,16 +684,7 @@ impl MmcDriver {
         out: &mut DriverOut,
     ) -> BlkStatus {
         if ty == IssueType::Sync {
-            self.waiter = Some(Waiter {
-                ctx: ctx.id,
-                rq,
-                ready_at: now.max(self.cpu_free),
-                sync: true,
-            });
-            self.busy = true;
-            self.stats.blocked += 1;
-            self.maybe_run_waiting_sync(now, out);
-            return BlkStatus::Blocked;
+            return self.block_for_sync(rq, ctx, now, out);
         }
         let segs = self.tracked[&rq].segs;
         let t = self.prep(now, segs, 0);
@@ -753,16 +765,7 @@ impl MmcDriver {
         out: &mut DriverOut,
     ) -> BlkStatus {
         if ty == IssueType::Sync {
-            self.waiter = Some(Waiter {
-                ctx: ctx.id,
-                rq,
-                ready_at: now.max(self.cpu_free),
-                sync: true,
-            });
-            self.busy = true;
-            self.stats.blocked += 1;
-            self.maybe_run_waiting_sync(now, out);
-            return BlkStatus::Blocked;
+            return self.block_for_sync(rq, ctx, now, out);
         }
         let segs = if ty == IssueType::Dcmd {
             0

@@ -21,15 +21,7 @@ const TICKS_PER_SEC: u64 = 50;
 /// Throttle timer period: 1 s / TICKS_PER_SEC = 20 ms.
 const TIMER_INTERVAL_NS: Ns = NSEC_PER_SEC / TICKS_PER_SEC;
 
-/// One entry of a device's parameter table: key, unit, default, meaning, source.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamDef {
-    pub key: &'static str,
-    pub unit: &'static str,
-    pub default: &'static str,
-    pub doc: &'static str,
-    pub source: &'static str,
-}
+pub use blksim_core::ParamDef;
 
 /// The null_blk parameters (module parameters and configfs attributes), the one place they
 /// are defined. Keys are the kernel's names.

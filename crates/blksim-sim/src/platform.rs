@@ -54,41 +54,42 @@
 //! CPUs spinning, so such a term would not separate mainline from batch anyway).
 
 use blksim_block::cpu::CpuCosts;
+use blksim_core::ParamDef;
 
 /// Platform parameters (`platform.*` in a profile): key, unit, default, meaning, source.
 /// Every cost defaults to 0 (the ideal platform).
-pub const PLATFORM_PARAMS: &[(&str, &str, &str, &str, &str)] = &[
-    ("nr_cpus", "count", "2", "CPUs the jobs run on (job clone i on CPU i mod nr_cpus)", "blksim model"),
-    ("kblockd_wakeup_ns", "ns", "0", "delay before an asynchronous hardware-queue run (kblockd work item wake-up and context switch)", "blksim model; 0 on the ideal platform"),
-    ("task_wakeup_ns", "ns", "0", "delay before a task woken from a tag wait runs again", "blksim model; 0 on the ideal platform"),
-    ("syscall_ns", "ns", "0", "CPU time of one submit syscall's entry and exit (io_submit, io_uring_enter, pread/pwrite)", "blksim model"),
-    ("bio_alloc_ns", "ns", "0", "CPU time per bio: bio_alloc, blk_mq_submit_bio, request allocation (tag)", "blksim model"),
-    ("plug_ns", "ns", "0", "CPU time per request added to the plug (blk_add_rq_to_plug)", "blksim model"),
-    ("elv_merge_ns", "ns", "0", "elevator bio_merge lookup, under the elevator lock (mq-deadline; scaled per scheduler)", "blksim model"),
-    ("elv_insert_ns", "ns", "0", "elevator insert_requests per request, under the elevator lock (scaled per scheduler)", "blksim model"),
-    ("elv_dispatch_ns", "ns", "0", "elevator dispatch_request per call, under the elevator lock (scaled per scheduler)", "blksim model"),
-    ("elv_complete_ns", "ns", "0", "elevator completed_request + finish_request per request (under the lock for bfq; scaled per scheduler)", "blksim model"),
-    ("elv_handoff_ns", "ns", "0", "cost of the elevator lock itself moving to another CPU (qspinlock word and MCS hand-over; not scaled per scheduler)", "blksim model"),
-    ("elv_cold_line_ns", "ns", "0", "cost per cache line of elevator state a critical section touches after the lock moved from another CPU (remote cache-to-cache transfer, dependent loads); 0 = off", "platform: remote (dirty) cache-line transfer; null_blk-server: 300, fitted on the bfq mainline row of measurements §3, consistent with lines spread over Kunpeng 920's 4 NUMA nodes"),
-    ("elv_cold_lines_merge_mq-deadline", "lines", "2", "footprint of dd_bio_merge: per_prio[BE] sort_list root, elevator hash bucket", "block/mq-deadline.c dd_bio_merge/dd_request_merge (reference §1.5); count of written shared lines"),
-    ("elv_cold_lines_insert_mq-deadline", "lines", "3", "footprint of dd_insert_requests (one hold per list): per_prio[BE] sort/fifo heads, stats.inserted, hash bucket", "block/mq-deadline.c dd_insert_request (reference §1.3)"),
-    ("elv_cold_lines_dispatch_mq-deadline", "lines", "3", "footprint of dd_dispatch_request: per_prio[BE] lists and latest_pos, stats (dispatched; completed written lock-free by dd_finish_request), dd batching/starved", "block/mq-deadline.c dd_dispatch_request (reference §1.4, §1.6)"),
-    ("elv_cold_lines_merge_bfq", "lines", "3", "footprint of bfq_bio_merge: bfqd bio_bfqq/bio_bic, the task's bfqq sort_list, hash bucket", "block/bfq-iosched.c bfq_bio_merge"),
-    ("elv_cold_lines_insert_bfq", "lines", "6", "footprint of bfq_insert_request: bfqq (refs, sort_list, fifo, next_rq, think time / seek stats), bfqd queued and injection fields, entity + service tree + weights tree when the queue becomes busy", "block/bfq-iosched.c bfq_insert_request/bfq_add_request (reference §3.6)"),
-    ("elv_cold_lines_dispatch_bfq", "lines", "10", "footprint of bfq_dispatch_request: bfqd dispatch/in-service/queued/rq_in_driver, peak-rate and injection fields, in-service bfqq, B-WF2Q+ entity service and sched_data vtime (bfq_bfqq_served), amortised expiry and next-queue lookup", "block/bfq-iosched.c __bfq_dispatch_request, bfq-wf2q.c (reference §3.3, §3.6)"),
-    ("elv_cold_lines_finish_bfq", "lines", "4", "footprint of bfq_finish_requeue_request: bfqd rq_in_driver, completion and injection fields, bfqq dispatched / ttime", "block/bfq-iosched.c bfq_completed_request (reference §3.6)"),
-    ("elv_cost_pct_mq-deadline", "%", "100", "scale of the elv_* costs for mq-deadline", "blksim model (reference)"),
-    ("elv_cost_pct_bfq", "%", "270", "scale of the elv_* costs for bfq", "reference §3.6: ~1.9 us vs ~0.7 us per request for mq-deadline"),
-    ("elv_cost_pct_kyber", "%", "60", "scale of the elv_* costs for kyber", "blksim model (kyber's hooks are lighter than mq-deadline's)"),
-    ("elv_cost_pct_eraseblock", "%", "100", "scale of the elv_* costs for eraseblock", "blksim model (deadline-like)"),
-    ("queue_rq_ns", "ns", "0", "driver queue_rq per request with blk_mq_start_request, under the hardware queue's driver lock", "blksim model"),
-    ("lock_handoff_ns", "ns", "0", "cost of a hctx or driver lock moving to another CPU (one cache line)", "blksim model"),
-    ("complete_ns", "ns", "0", "blk_mq_end_request per request: stats, tags, bio_endio, the submitter's completion event and wake-up call", "blksim model"),
-    ("irq_ns", "ns", "0", "interrupt / timer / softirq entry for a completion that does not run inline in queue_rq", "blksim model"),
-    ("ctxsw_ns", "ns", "0", "context switch when a sleeping task is woken (reap, tag wait, thinktime) and runs again", "blksim model"),
-    ("kblockd_jitter_ns", "ns", "0", "extra kblockd wake-up latency, uniform in [0, value], per asynchronous queue run (workqueue scheduling latency varies)", "blksim model; 0 = none"),
-    ("irq_cpu", "cpu", "0", "CPU that takes the device interrupt of drivers completing from a hardware IRQ (MMC host controller)", "blksim model; default affinity of a platform device IRQ is CPU 0"),
-    ("llc_cpus", "count", "0", "CPUs per last-level-cache domain (0 = all CPUs share one); with queue.rq_affinity=1 a completion is sent to the submitting CPU only when it does not share a cache with the IRQ CPU (blk_mq_complete_need_ipi, cpus_share_cache)", "blksim model"),
+pub const PLATFORM_PARAMS: &[ParamDef] = &[
+    ParamDef { key: "nr_cpus", unit: "count", default: "2", doc: "CPUs the jobs run on (job clone i on CPU i mod nr_cpus)", source: "blksim model" },
+    ParamDef { key: "kblockd_wakeup_ns", unit: "ns", default: "0", doc: "delay before an asynchronous hardware-queue run (kblockd work item wake-up and context switch)", source: "blksim model; 0 on the ideal platform" },
+    ParamDef { key: "task_wakeup_ns", unit: "ns", default: "0", doc: "delay before a task woken from a tag wait runs again", source: "blksim model; 0 on the ideal platform" },
+    ParamDef { key: "syscall_ns", unit: "ns", default: "0", doc: "CPU time of one submit syscall's entry and exit (io_submit, io_uring_enter, pread/pwrite)", source: "blksim model" },
+    ParamDef { key: "bio_alloc_ns", unit: "ns", default: "0", doc: "CPU time per bio: bio_alloc, blk_mq_submit_bio, request allocation (tag)", source: "blksim model" },
+    ParamDef { key: "plug_ns", unit: "ns", default: "0", doc: "CPU time per request added to the plug (blk_add_rq_to_plug)", source: "blksim model" },
+    ParamDef { key: "elv_merge_ns", unit: "ns", default: "0", doc: "elevator bio_merge lookup, under the elevator lock (mq-deadline; scaled per scheduler)", source: "blksim model" },
+    ParamDef { key: "elv_insert_ns", unit: "ns", default: "0", doc: "elevator insert_requests per request, under the elevator lock (scaled per scheduler)", source: "blksim model" },
+    ParamDef { key: "elv_dispatch_ns", unit: "ns", default: "0", doc: "elevator dispatch_request per call, under the elevator lock (scaled per scheduler)", source: "blksim model" },
+    ParamDef { key: "elv_complete_ns", unit: "ns", default: "0", doc: "elevator completed_request + finish_request per request (under the lock for bfq; scaled per scheduler)", source: "blksim model" },
+    ParamDef { key: "elv_handoff_ns", unit: "ns", default: "0", doc: "cost of the elevator lock itself moving to another CPU (qspinlock word and MCS hand-over; not scaled per scheduler)", source: "blksim model" },
+    ParamDef { key: "elv_cold_line_ns", unit: "ns", default: "0", doc: "cost per cache line of elevator state a critical section touches after the lock moved from another CPU (remote cache-to-cache transfer, dependent loads); 0 = off", source: "platform: remote (dirty) cache-line transfer; null_blk-server: 300, fitted on the bfq mainline row of measurements §3, consistent with lines spread over Kunpeng 920's 4 NUMA nodes" },
+    ParamDef { key: "elv_cold_lines_merge_mq-deadline", unit: "lines", default: "2", doc: "footprint of dd_bio_merge: per_prio[BE] sort_list root, elevator hash bucket", source: "block/mq-deadline.c dd_bio_merge/dd_request_merge (reference §1.5); count of written shared lines" },
+    ParamDef { key: "elv_cold_lines_insert_mq-deadline", unit: "lines", default: "3", doc: "footprint of dd_insert_requests (one hold per list): per_prio[BE] sort/fifo heads, stats.inserted, hash bucket", source: "block/mq-deadline.c dd_insert_request (reference §1.3)" },
+    ParamDef { key: "elv_cold_lines_dispatch_mq-deadline", unit: "lines", default: "3", doc: "footprint of dd_dispatch_request: per_prio[BE] lists and latest_pos, stats (dispatched; completed written lock-free by dd_finish_request), dd batching/starved", source: "block/mq-deadline.c dd_dispatch_request (reference §1.4, §1.6)" },
+    ParamDef { key: "elv_cold_lines_merge_bfq", unit: "lines", default: "3", doc: "footprint of bfq_bio_merge: bfqd bio_bfqq/bio_bic, the task's bfqq sort_list, hash bucket", source: "block/bfq-iosched.c bfq_bio_merge" },
+    ParamDef { key: "elv_cold_lines_insert_bfq", unit: "lines", default: "6", doc: "footprint of bfq_insert_request: bfqq (refs, sort_list, fifo, next_rq, think time / seek stats), bfqd queued and injection fields, entity + service tree + weights tree when the queue becomes busy", source: "block/bfq-iosched.c bfq_insert_request/bfq_add_request (reference §3.6)" },
+    ParamDef { key: "elv_cold_lines_dispatch_bfq", unit: "lines", default: "10", doc: "footprint of bfq_dispatch_request: bfqd dispatch/in-service/queued/rq_in_driver, peak-rate and injection fields, in-service bfqq, B-WF2Q+ entity service and sched_data vtime (bfq_bfqq_served), amortised expiry and next-queue lookup", source: "block/bfq-iosched.c __bfq_dispatch_request, bfq-wf2q.c (reference §3.3, §3.6)" },
+    ParamDef { key: "elv_cold_lines_finish_bfq", unit: "lines", default: "4", doc: "footprint of bfq_finish_requeue_request: bfqd rq_in_driver, completion and injection fields, bfqq dispatched / ttime", source: "block/bfq-iosched.c bfq_completed_request (reference §3.6)" },
+    ParamDef { key: "elv_cost_pct_mq-deadline", unit: "%", default: "100", doc: "scale of the elv_* costs for mq-deadline", source: "blksim model (reference)" },
+    ParamDef { key: "elv_cost_pct_bfq", unit: "%", default: "270", doc: "scale of the elv_* costs for bfq", source: "reference §3.6: ~1.9 us vs ~0.7 us per request for mq-deadline" },
+    ParamDef { key: "elv_cost_pct_kyber", unit: "%", default: "60", doc: "scale of the elv_* costs for kyber", source: "blksim model (kyber's hooks are lighter than mq-deadline's)" },
+    ParamDef { key: "elv_cost_pct_eraseblock", unit: "%", default: "100", doc: "scale of the elv_* costs for eraseblock", source: "blksim model (deadline-like)" },
+    ParamDef { key: "queue_rq_ns", unit: "ns", default: "0", doc: "driver queue_rq per request with blk_mq_start_request, under the hardware queue's driver lock", source: "blksim model" },
+    ParamDef { key: "lock_handoff_ns", unit: "ns", default: "0", doc: "cost of a hctx or driver lock moving to another CPU (one cache line)", source: "blksim model" },
+    ParamDef { key: "complete_ns", unit: "ns", default: "0", doc: "blk_mq_end_request per request: stats, tags, bio_endio, the submitter's completion event and wake-up call", source: "blksim model" },
+    ParamDef { key: "irq_ns", unit: "ns", default: "0", doc: "interrupt / timer / softirq entry for a completion that does not run inline in queue_rq", source: "blksim model" },
+    ParamDef { key: "ctxsw_ns", unit: "ns", default: "0", doc: "context switch when a sleeping task is woken (reap, tag wait, thinktime) and runs again", source: "blksim model" },
+    ParamDef { key: "kblockd_jitter_ns", unit: "ns", default: "0", doc: "extra kblockd wake-up latency, uniform in [0, value], per asynchronous queue run (workqueue scheduling latency varies)", source: "blksim model; 0 = none" },
+    ParamDef { key: "irq_cpu", unit: "cpu", default: "0", doc: "CPU that takes the device interrupt of drivers completing from a hardware IRQ (MMC host controller)", source: "blksim model; default affinity of a platform device IRQ is CPU 0" },
+    ParamDef { key: "llc_cpus", unit: "count", default: "0", doc: "CPUs per last-level-cache domain (0 = all CPUs share one); with queue.rq_affinity=1 a completion is sent to the submitting CPU only when it does not share a cache with the IRQ CPU (blk_mq_complete_need_ipi, cpus_share_cache)", source: "blksim model" },
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -207,7 +208,7 @@ impl Platform {
                 "complete_ns" => pl.costs.complete_ns = n,
                 "irq_ns" => pl.costs.irq_ns = n,
                 _ => {
-                    let hint = crate::profile::nearest(&k, PLATFORM_PARAMS.iter().map(|p| p.0))
+                    let hint = crate::profile::nearest(&k, PLATFORM_PARAMS.iter().map(|p| p.key))
                         .map(|s| format!(" (did you mean 'platform.{s}'?)"))
                         .unwrap_or_default();
                     return Err(format!("{}: unknown field 'platform.{k}'{hint}", v.origin));

@@ -6,7 +6,7 @@ use crate::platform::Platform;
 use crate::profile::Profile;
 use blksim_block::elevator::ElvParams;
 use blksim_block::{Driver, QueueLimits, RequestQueue};
-use blksim_core::RngStreams;
+use blksim_core::{ParamDef, RngStreams};
 use blksim_job::{JobSet, JobSpec};
 use blksim_report::json::JsonValue;
 use blksim_report::report::{DiskUtil, JobHeader, JobReport, RunReport, UnitBase};
@@ -32,41 +32,18 @@ impl Default for RunOptions {
     }
 }
 
-/// Sysfs queue settings (`queue.*`): key, unit, meaning. Values come from the profile and
-/// `--set`; defaults live in [`QueueLimits::default`].
-pub const QUEUE_PARAMS: &[(&str, &str, &str)] = &[
-    (
-        "scheduler",
-        "name",
-        "elevator: none, mq-deadline, kyber, bfq, eraseblock",
-    ),
-    (
-        "nr_requests",
-        "requests",
-        "scheduler tags per hardware queue",
-    ),
-    ("max_sectors_kb", "KiB", "largest request"),
-    ("max_segments", "count", "segments per request"),
-    (
-        "nomerges",
-        "0|1|2",
-        "0 all merges, 1 one-hit cache only, 2 none",
-    ),
-    (
-        "rotational",
-        "bool",
-        "rotational device (affects bfq and mq-deadline heuristics)",
-    ),
-    (
-        "sched_batch_dispatch",
-        "requests",
-        "batch dispatch under one elevator lock (unmerged 2025 series); 0 = mainline",
-    ),
-    (
-        "rq_affinity",
-        "0|1|2",
-        "completion CPU: 0 the IRQ CPU, 1 the submitter's unless they share a cache (default), 2 always the submitter's",
-    ),
+/// Sysfs queue settings (`queue.*`), named as `/sys/block/<dev>/queue/*`. Values come from
+/// the profile and `--set`; the defaults are [`QueueLimits::default`] after the driver's
+/// limits (`Driver::apply_limits`).
+pub const QUEUE_PARAMS: &[ParamDef] = &[
+    ParamDef { key: "scheduler", unit: "enum:none|mq-deadline|kyber|bfq|eraseblock", default: "none", doc: "the elevator (fio's ioscheduler= wins)", source: "block/elevator.c elv_iosched_store" },
+    ParamDef { key: "nr_requests", unit: "requests", default: "2 x min(queue_depth, 128)", doc: "scheduler tags per hardware queue", source: "block/blk-mq-sched.c blk_mq_init_sched" },
+    ParamDef { key: "max_sectors_kb", unit: "KiB", default: "1280", doc: "largest request (capped by max_hw_sectors_kb)", source: "BLK_DEF_MAX_SECTORS (2560 sectors)" },
+    ParamDef { key: "max_segments", unit: "count", default: "128", doc: "segments per request", source: "BLK_MAX_SEGMENTS; drivers override (mmc_setup_queue)" },
+    ParamDef { key: "nomerges", unit: "0|1|2", default: "0", doc: "0 all merges, 1 one-hit cache only, 2 none", source: "block/blk-sysfs.c queue_nomerges_store" },
+    ParamDef { key: "rotational", unit: "bool", default: "false", doc: "rotational device (bfq and mq-deadline heuristics)", source: "block/blk-sysfs.c" },
+    ParamDef { key: "rq_affinity", unit: "0|1|2", default: "1", doc: "completion CPU: 0 the IRQ CPU, 1 the submitter's unless they share a cache, 2 always the submitter's", source: "block/blk-sysfs.c queue_rq_affinity_store, blk_mq_complete_need_ipi" },
+    ParamDef { key: "sched_batch_dispatch", unit: "requests", default: "0", doc: "batch dispatch under one elevator lock (unmerged 2025 series); 0 = mainline", source: "Yu Kuai, blk-mq-sched: support request batch dispatching for sq elevator (v1-v4, 2025)" },
 ];
 
 /// Build the driver a profile describes.
@@ -184,7 +161,7 @@ pub fn build_limits(p: &Profile, drv: &dyn Driver) -> Result<QueueLimits, String
                 lim.rq_affinity = n as u8;
             }
             _ => {
-                let hint = crate::profile::nearest(&k, QUEUE_PARAMS.iter().map(|q| q.0))
+                let hint = crate::profile::nearest(&k, QUEUE_PARAMS.iter().map(|q| q.key))
                     .map(|s| format!(" (did you mean 'queue.{s}'?)"))
                     .unwrap_or_default();
                 return Err(format!(

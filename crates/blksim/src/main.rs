@@ -13,6 +13,7 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim devices
+       blksim params
        blksim bench [--ios=N] [--runs=N]
        blksim --cmdhelp[=OPTION]
 
@@ -56,6 +57,7 @@ fn real_main(args: &[String]) -> Result<(), String> {
     match cmd.as_str() {
         "run" => run(&args[1..]),
         "devices" => devices(),
+        "params" => params(),
         "bench" => bench(&args[1..]),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
@@ -67,16 +69,27 @@ fn real_main(args: &[String]) -> Result<(), String> {
     }
 }
 
+/// Write to stdout; a closed pipe (`blksim params | head`) ends quietly, not with a panic.
+fn write_stdout(bytes: &[u8]) -> Result<(), String> {
+    let mut so = std::io::stdout().lock();
+    match so.write_all(bytes).and_then(|_| so.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("stdout: {e}")),
+    }
+}
+
 fn cmdhelp(rest: &str) -> Result<(), String> {
     let opt = rest
         .strip_prefix('=')
         .filter(|s| !s.is_empty() && *s != "all");
     let text = blksim_job::options::cmdhelp(opt)?;
-    print!("{text}");
-    Ok(())
+    write_stdout(text.as_bytes())
 }
 
 fn devices() -> Result<(), String> {
+    use std::fmt::Write as _;
+    let mut o = String::new();
     for b in BUNDLED {
         let p = Profile::parse(b.toml, b.name)?;
         let mark = if b.name == DEFAULT_DEVICE {
@@ -84,9 +97,80 @@ fn devices() -> Result<(), String> {
         } else {
             ""
         };
-        println!("{:<18} {}{}", b.name, p.description, mark);
+        let _ = writeln!(o, "{:<18} {}{}", b.name, p.description, mark);
     }
-    Ok(())
+    write_stdout(o.as_bytes())
+}
+
+/// `blksim params`: every model parameter with its unit, default and source, from the one
+/// table each layer defines it in.
+fn params() -> Result<(), String> {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    use blksim_core::ParamDef;
+    let tables: [(&str, &str, &[ParamDef]); 5] = [
+        (
+            "null_blk ([device], bare --set keys)",
+            "",
+            blksim_nullblk::NULL_BLK_PARAMS,
+        ),
+        (
+            "queue ([queue], --set=queue.KEY)",
+            "queue.",
+            blksim_sim::setup::QUEUE_PARAMS,
+        ),
+        (
+            "platform ([platform], --set=platform.KEY)",
+            "platform.",
+            blksim_sim::platform::PLATFORM_PARAMS,
+        ),
+        (
+            "MMC host ([host], --set=host.KEY)",
+            "",
+            blksim_device::emmc::HOST_PARAMS,
+        ),
+        (
+            "eMMC card ([card], --set=card.KEY)",
+            "",
+            blksim_device::emmc::CARD_PARAMS,
+        ),
+    ];
+    for (title, prefix, table) in tables {
+        let _ = writeln!(o, "{title}");
+        for p in table {
+            let _ = writeln!(
+                o,
+                "  {prefix}{:<28} {:<10} default {:<12} {}  [{}]",
+                p.key, p.unit, p.default, p.doc, p.source
+            );
+        }
+        o.push('\n');
+    }
+    // Elevator tunables live in each elevator (sysfs `queue/iosched/`), shown by instance.
+    let ep = blksim_block::elevator::ElvParams {
+        nr_requests: 128,
+        queue_depth: 64,
+        rotational: false,
+        erase_block_bytes: None,
+        seed: 0,
+    };
+    for name in blksim_sched::ELEVATOR_NAMES
+        .iter()
+        .filter(|n| **n != "none")
+    {
+        if let Some(e) = blksim_sched::make_elevator(name, &ep)? {
+            let _ = writeln!(o, "{name} (--set=queue.iosched.KEY)");
+            for t in e.tunables() {
+                let _ = writeln!(
+                    o,
+                    "  queue.iosched.{:<22} {:<10} {}",
+                    t.name, t.value, t.doc
+                );
+            }
+            o.push('\n');
+        }
+    }
+    write_stdout(o.as_bytes())
 }
 
 struct Cli {
@@ -240,10 +324,7 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     match &cli.output {
         Some(p) => std::fs::write(p, &buf).map_err(|e| format!("--output={}: {e}", p.display()))?,
-        None => {
-            let mut so = std::io::stdout().lock();
-            so.write_all(&buf).map_err(|e| format!("stdout: {e}"))?;
-        }
+        None => write_stdout(&buf)?,
     }
     Ok(())
 }
@@ -317,6 +398,8 @@ fn bench(args: &[String]) -> Result<(), String> {
         "--direct=1",
         "--norandommap",
         &format!("--number_ios={ios}"),
+        // io_size beyond the device wraps, as in fio, so the count is not capped by capacity.
+        &format!("--io_size={}", ios * 4096),
     ]
     .iter()
     .map(|s| s.to_string())

@@ -15,16 +15,7 @@
 
 use std::collections::BTreeMap;
 
-/// One parameter: key, unit, default (as text, in `unit`), meaning, source.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamDef {
-    pub key: &'static str,
-    /// `ns`, `bytes`, `KiB`, `MiB`, `MB/s`, `Hz`, `clk`, `count`, `pct`, `bool`, or `enum:a|b|c`.
-    pub unit: &'static str,
-    pub default: &'static str,
-    pub doc: &'static str,
-    pub source: &'static str,
-}
+pub use blksim_core::ParamDef;
 
 const fn p(
     key: &'static str,
