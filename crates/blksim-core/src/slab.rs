@@ -60,6 +60,10 @@ impl<T> Slab<T> {
         self.slots.get(id as usize).and_then(|s| s.as_ref())
     }
 
+    pub fn try_get_mut(&mut self, id: u32) -> Option<&mut T> {
+        self.slots.get_mut(id as usize).and_then(|s| s.as_mut())
+    }
+
     pub fn contains(&self, id: u32) -> bool {
         self.try_get(id).is_some()
     }

@@ -142,6 +142,8 @@ struct Task {
     number_ios: u64,
     issued: u64,
     null_engine: bool,
+    /// sync/psync/...: one I/O per syscall, issue time stamped before the call.
+    is_sync_engine: bool,
     /// The task is inside a syscall that yielded the CPU model's clock (see
     /// [`Ev::TaskSubmitCont`]); it does nothing else until the submission goes on.
     submit_yield: bool,
@@ -324,6 +326,7 @@ impl Sim {
                 number_ios: spec.number_ios,
                 issued: 0,
                 null_engine,
+                is_sync_engine,
                 submit_yield: false,
                 verify_gen,
             });
@@ -1056,12 +1059,12 @@ impl Sim {
             self.queue
                 .finish_plug(task_id, &mut *self.driver, &mut self.clk, &mut self.out);
             if self.queue.cpu.task_parked.take() == Some(task_id) {
-                self.tasks[t].commit_batch.clear();
+                self.end_commit(t);
                 self.tasks[t].submit_yield = true;
                 return;
             }
         }
-        self.tasks[t].commit_batch.clear();
+        self.end_commit(t);
     }
 
     fn tag_resume(&mut self, t: usize, now: Ns) {
@@ -1079,17 +1082,26 @@ impl Sim {
         self.continue_submit(t, now);
         if !self.tasks[t].blocked_tag && !self.tasks[t].submit_yield {
             let now = self.clk.max(now);
-            // slat covers the time spent asleep in io_submit.
-            let task = &mut self.tasks[t];
-            for i in 0..task.ious.capacity_used() as u32 {
-                if let Some(io) = task.ious.try_get(i) {
-                    if io.issue < now && io.parts_left > 0 && !io.sync {
-                        // issue times are set at commit; a blocked commit returns later
-                    }
-                }
-            }
             self.pump(t, now);
         }
+    }
+
+    /// `io_submit` returned: fio's libaio/io_uring commit stamps `issue_time` on every io_u of
+    /// the batch after the call (`fio_libaio_commit`), so slat includes any time the task
+    /// slept in the block layer on a tag and clat starts here. Sync engines stamp it before
+    /// the syscall (their clat is the whole call), so they keep the commit-time stamp.
+    fn end_commit(&mut self, t: usize) {
+        let now = self.clk;
+        let task = &mut self.tasks[t];
+        if !task.is_sync_engine {
+            for i in 0..task.commit_batch.len() {
+                let id = task.commit_batch[i];
+                if let Some(io) = task.ious.try_get_mut(id) {
+                    io.issue = io.issue.max(now);
+                }
+            }
+        }
+        task.commit_batch.clear();
     }
 
     /// An fsync: drain done, issue one flush (`DDIR_SYNC`, `blkdev_issue_flush`).
