@@ -362,3 +362,29 @@ fn mbps_throttle_limits_bandwidth() {
     let cap = 100.0 * 1024.0 * 1024.0;
     assert!(bw <= cap * 1.03 && bw >= cap * 0.90, "{bw} vs {cap}");
 }
+
+/// `iodepth_low`: once the queue is full fio reaps down to the low-water mark before
+/// refilling (`wait_for_completions`), so the depths recorded at submission spread below
+/// iodepth; without it fio refills after every reap and records iodepth.
+#[test]
+fn iodepth_low_drains_before_refilling() {
+    let share_at_16 = |extra: &[&str]| {
+        let mut args = vec![
+            "--name=l",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=16",
+            "--number_ios=16000",
+            "--size=256m",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args, &["irqmode=2", "completion_nsec=10000"]);
+        let m = &out.tasks[0].stats.io_u_map;
+        m[4] as f64 / m.iter().sum::<u64>() as f64
+    };
+    let full = share_at_16(&[]);
+    let low = share_at_16(&["--iodepth_low=4"]);
+    assert!(full > 0.99, "{full}");
+    assert!(low < 0.2, "{low}");
+}
