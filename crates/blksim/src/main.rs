@@ -276,6 +276,9 @@ fn parse_u64(s: &str) -> Option<u64> {
 }
 
 fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return write_stdout(USAGE.as_bytes());
+    }
     let cli = parse_cli(args)?;
     let jobs = if cli.jobfiles.is_empty() {
         if cli.fio_args.is_empty() {
