@@ -85,9 +85,30 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                 ));
             }
             let lookup = MmcLookup(p);
-            blksim_device::emmc::params::check_known_keys(&lookup)
-                .map_err(|e| format!("{}: {e}", p.file))?;
-            blksim_mmc::build_mmc_driver(&lookup).map_err(|e| format!("{}: {e}", p.file))
+            // Unknown host.*/card.* keys: name where they came from and the nearest known key.
+            let known = || {
+                blksim_device::emmc::CARD_PARAMS
+                    .iter()
+                    .chain(blksim_device::emmc::HOST_PARAMS.iter())
+                    .map(|d| d.key)
+            };
+            for k in p
+                .values
+                .keys()
+                .filter(|k| k.starts_with("host.") || k.starts_with("card."))
+            {
+                if !known().any(|d| d == k) {
+                    let hint = crate::profile::nearest(k, known())
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "{}: unknown MMC parameter '{k}'{hint}",
+                        p.origin(k)
+                    ));
+                }
+            }
+            blksim_device::emmc::params::check_known_keys(&lookup).map_err(|e| locate(p, &e))?;
+            blksim_mmc::build_mmc_driver(&lookup).map_err(|e| locate(p, &e))
         }
         other => Err(format!(
             "{}: driver '{other}' is not available in this build",
@@ -505,6 +526,17 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
         o.push("cpu", cpu);
     }
     o
+}
+
+/// Prefix a builder's error with where the key it names was set (`file:line` or `--set=...`).
+fn locate(p: &Profile, e: &str) -> String {
+    let named = e
+        .split(|c: char| c.is_whitespace() || c == ':' || c == '\'')
+        .find(|w| (w.starts_with("host.") || w.starts_with("card.")) && p.values.contains_key(*w));
+    match named {
+        Some(k) => format!("{}: {e}", p.origin(k)),
+        None => format!("{}: {e}", p.file),
+    }
 }
 
 /// `host.*` and `card.*` keys of a profile, for the MMC driver and card builders.
