@@ -1782,7 +1782,7 @@ impl RequestQueue {
     /// `sbitmap_queue_wake_up`: every `wake_batch` frees wake up to `wake_batch` sleepers;
     /// they allocate right away (their request is then plugged/inserted/issued, which is what
     /// the woken task would do next).
-    fn wake_tag_waiters(&mut self, h: usize, sched: bool, now: &mut Ns, out: &mut BlkOut) {
+    fn wake_tag_waiters(&mut self, h: usize, sched: bool, _now: &mut Ns, out: &mut BlkOut) {
         let batch = if sched {
             self.wake_batch_sched
         } else {
@@ -1802,16 +1802,12 @@ impl RequestQueue {
         }
         wq.wait_cnt = batch;
         let n = batch.min(wq.waiters.len() as u32);
-        let mut woken = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            if let Some(w) = wq.waiters.pop_front() {
-                woken.push(w);
-            }
-        }
-        let _ = now;
         // The wake-up makes them runnable; the event loop resumes them (possibly after a
-        // wake-up latency) through `retry_tag_waiter`.
-        for w in woken {
+        // wake-up latency) through `resume_tag_waiter`.
+        for _ in 0..n {
+            let Some(w) = wq.waiters.pop_front() else {
+                break;
+            };
             out.task_unblocked.push(w.task);
         }
     }

@@ -1029,7 +1029,6 @@ impl Sim {
                 100 + op as u64,
                 ((task_id as u64) << 32) | nsec as u64,
             );
-            let _ = now;
             let r = self
                 .queue
                 .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out);

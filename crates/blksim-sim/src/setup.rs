@@ -303,9 +303,10 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
                 .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
             let mut w = blksim_trace::BlktraceWriter::create(dir, &devname(profile), (259, 0))
                 .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
-            for (i, j) in jobs.jobs.iter().enumerate() {
+            // One process name per task (job clone): the trace's pid is 1000 + task index.
+            let tasks: usize = jobs.jobs.iter().map(|j| j.numjobs.max(1) as usize).sum();
+            for i in 0..tasks {
                 w.set_comm(1000 + i as u32, "fio");
-                let _ = j;
             }
             Some(w)
         }
