@@ -1577,10 +1577,8 @@ impl RequestQueue {
             }
             i += 1;
         }
-        if i < n || last_status != BlkStatus::Ok {
-            if queued > 0 || i < n {
-                drv.commit_rqs(hctx, *now, &mut out.drv);
-            }
+        if (i < n || last_status != BlkStatus::Ok) && (queued > 0 || i < n) {
+            drv.commit_rqs(hctx, *now, &mut out.drv);
         }
         if i < n {
             if self.cpu.on {

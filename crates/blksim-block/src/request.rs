@@ -11,8 +11,9 @@ pub type BioId = u32;
 pub const NO_BIO: BioId = u32::MAX;
 
 /// The operation, as `enum req_op` (REQ_OP_READ, REQ_OP_WRITE, REQ_OP_FLUSH, REQ_OP_DISCARD).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Op {
+    #[default]
     Read,
     Write,
     Flush,
@@ -121,12 +122,6 @@ pub struct Request {
     pub bio_tail: BioId,
     /// Times queue_rq returned a resource error for this request (requeues).
     pub requeues: u32,
-}
-
-impl Default for Op {
-    fn default() -> Self {
-        Op::Read
-    }
 }
 
 impl Request {

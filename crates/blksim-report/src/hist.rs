@@ -202,7 +202,7 @@ pub fn threshold_reached(sum: u64, p: f64, nr: u64) -> bool {
     // q = round64(m * 2^e / 100): scale m up so the quotient keeps > 64 significant bits.
     let shift_up = (m.leading_zeros() as i32) + 64; // m << shift_up still fits in u128
     let n = (m as u128) << shift_up;
-    let (qm, qe) = round64(n / 100, n % 100 != 0);
+    let (qm, qe) = round64(n / 100, !n.is_multiple_of(100));
     let q_exp = e - shift_up + qe;
     // r = round64(q * nr): exact product fits in u128 since qm < 2^64 and nr < 2^64.
     let prod = (qm as u128) * (nr as u128);

@@ -1262,13 +1262,13 @@ fn to_trace_event(r: &BlkTraceRec) -> blksim_trace::TraceEvent {
     };
     let mut fl = ReqFlags::default();
     if r.flags & flags::REQ_SYNC != 0 {
-        fl = fl | ReqFlags::SYNC;
+        fl |= ReqFlags::SYNC;
     }
     if r.flags & flags::REQ_FUA != 0 {
-        fl = fl | ReqFlags::FUA;
+        fl |= ReqFlags::FUA;
     }
     if r.flags & flags::REQ_PREFLUSH != 0 {
-        fl = fl | ReqFlags::PREFLUSH;
+        fl |= ReqFlags::PREFLUSH;
     }
     let mut ev = blksim_trace::TraceEvent::new(r.time, action, op, r.sector, r.nr_sectors << 9);
     ev.flags = fl;
