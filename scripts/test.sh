@@ -10,7 +10,7 @@ if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
   . "$HOME/.cargo/env"
 fi
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "scripts/test.sh: cargo not found; install Rust (rustup, or Debian's cargo >= 1.80)" >&2
+  echo "scripts/test.sh: cargo not found; install Rust (rustup; stable >= 1.87)" >&2
   exit 1
 fi
 
