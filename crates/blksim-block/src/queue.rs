@@ -18,6 +18,8 @@ use blksim_core::{Ns, Rng, NSEC_PER_MSEC};
 use std::collections::VecDeque;
 
 /// `BLK_MQ_RESOURCE_DELAY`: 3 ms re-run after BLK_STS_RESOURCE with restart pending.
+/// Departure: the kernel passes both delays through `msecs_to_jiffies` (4 ms at HZ=250);
+/// they are kept in ns here.
 pub const BLK_MQ_RESOURCE_DELAY: Ns = 3 * NSEC_PER_MSEC;
 /// `BLK_MQ_BUDGET_DELAY`: 3 ms re-run when the elevator had work but returned nothing.
 pub const BLK_MQ_BUDGET_DELAY: Ns = 3 * NSEC_PER_MSEC;
@@ -273,7 +275,7 @@ impl RequestQueue {
         let sum = |ls: &[crate::cpu::Lock], f: fn(&crate::cpu::Lock) -> u64| -> u64 {
             ls.iter().map(f).sum()
         };
-        vec![
+        let mut v = vec![
             ("elv_lock_acquisitions", c.elv_lock.acquisitions),
             ("elv_lock_handoffs", c.elv_lock.handoffs),
             ("elv_lock_wait_ns", c.elv_lock.wait_ns),
@@ -288,40 +290,35 @@ impl RequestQueue {
                 sum(&c.hctx_locks, |l| l.acquisitions),
             ),
             ("hctx_lock_handoffs", sum(&c.hctx_locks, |l| l.handoffs)),
-            (
-                "elv_merge_acquisitions",
-                c.elv_hook_acq[ElvHook::Merge as usize],
-            ),
-            (
-                "elv_merge_handoffs",
-                c.elv_hook_handoffs[ElvHook::Merge as usize],
-            ),
-            (
-                "elv_insert_acquisitions",
-                c.elv_hook_acq[ElvHook::Insert as usize],
-            ),
-            (
-                "elv_insert_handoffs",
-                c.elv_hook_handoffs[ElvHook::Insert as usize],
-            ),
-            (
-                "elv_dispatch_acquisitions",
-                c.elv_hook_acq[ElvHook::Dispatch as usize],
-            ),
-            (
-                "elv_dispatch_handoffs",
-                c.elv_hook_handoffs[ElvHook::Dispatch as usize],
-            ),
-            (
-                "elv_finish_acquisitions",
-                c.elv_hook_acq[ElvHook::Finish as usize],
-            ),
-            (
-                "elv_finish_handoffs",
-                c.elv_hook_handoffs[ElvHook::Finish as usize],
-            ),
             ("cpu_busy_ns", c.busy_ns.iter().sum()),
-        ]
+        ];
+        // Per elevator hook: lock acquisitions and hand-offs.
+        for (hook, acq, handoffs) in [
+            (
+                ElvHook::Merge,
+                "elv_merge_acquisitions",
+                "elv_merge_handoffs",
+            ),
+            (
+                ElvHook::Insert,
+                "elv_insert_acquisitions",
+                "elv_insert_handoffs",
+            ),
+            (
+                ElvHook::Dispatch,
+                "elv_dispatch_acquisitions",
+                "elv_dispatch_handoffs",
+            ),
+            (
+                ElvHook::Finish,
+                "elv_finish_acquisitions",
+                "elv_finish_handoffs",
+            ),
+        ] {
+            v.push((acq, c.elv_hook_acq[hook as usize]));
+            v.push((handoffs, c.elv_hook_handoffs[hook as usize]));
+        }
+        v
     }
 
     /// Turn the CPU model on with these per-step costs (see [`crate::cpu`]).
