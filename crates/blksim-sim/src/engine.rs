@@ -630,11 +630,23 @@ impl Sim {
                     // Workqueue scheduling latency varies; the spread decides which context
                     // reaches the driver first, and so which CPU's tag hint is used.
                     let j = self.platform.kblockd_jitter_ns;
-                    let jitter = if j > 0 {
+                    let mut jitter = if j > 0 {
                         self.jitter_rng.below(j + 1)
                     } else {
                         0
                     };
+                    // The rare long hold-off (`platform.kblockd_tail_*`). Draws come from
+                    // the same stream only when the tail is on, so other runs are unchanged.
+                    // On the MMC host software queue with the old next-tag scan this is what
+                    // ends a starvation episode: a refill later than one transfer leaves the
+                    // bypassed slot the lowest one (see repro/README.md, section 5).
+                    let (ppm, tail) = (
+                        self.platform.kblockd_tail_ppm,
+                        self.platform.kblockd_tail_ns,
+                    );
+                    if ppm > 0 && self.jitter_rng.below(1_000_000) < ppm {
+                        jitter += self.jitter_rng.below(2 * tail + 1);
+                    }
                     self.evq.push(
                         at + self.platform.kblockd_wakeup_ns + jitter,
                         Ev::HwRun(h, at),

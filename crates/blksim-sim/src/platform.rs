@@ -88,6 +88,8 @@ pub const PLATFORM_PARAMS: &[ParamDef] = &[
     ParamDef { key: "irq_ns", unit: "ns", default: "0", doc: "interrupt / timer / softirq entry for a completion that does not run inline in queue_rq", source: "blksim model" },
     ParamDef { key: "ctxsw_ns", unit: "ns", default: "0", doc: "context switch when a sleeping task is woken (reap, tag wait, thinktime) and runs again", source: "blksim model" },
     ParamDef { key: "kblockd_jitter_ns", unit: "ns", default: "0", doc: "extra kblockd wake-up latency, uniform in [0, value], per asynchronous queue run (workqueue scheduling latency varies)", source: "blksim model; 0 = none" },
+    ParamDef { key: "kblockd_tail_ppm", unit: "ppm", default: "0", doc: "share of asynchronous queue runs (per million) whose kblockd worker is held off much longer than usual: preempted by a higher-priority thread, behind an interrupt-off section, on a CPU waking from a deep idle state", source: "blksim model; 0 = none. emmc-allwinner: 1000 [assumed], see that profile" },
+    ParamDef { key: "kblockd_tail_ns", unit: "ns", default: "0", doc: "mean of that long hold-off: uniform in [0, 2 x value], on top of kblockd_wakeup_ns and kblockd_jitter_ns", source: "blksim model; emmc-allwinner: 200000 [assumed], see that profile" },
     ParamDef { key: "irq_cpu", unit: "cpu", default: "0", doc: "CPU that takes the device interrupt of drivers completing from a hardware IRQ (MMC host controller)", source: "blksim model; default affinity of a platform device IRQ is CPU 0" },
     ParamDef { key: "llc_cpus", unit: "count", default: "0", doc: "CPUs per last-level-cache domain (0 = all CPUs share one); with queue.rq_affinity=1 a completion is sent to the submitting CPU only when it does not share a cache with the IRQ CPU (blk_mq_complete_need_ipi, cpus_share_cache)", source: "blksim model" },
 ];
@@ -102,6 +104,8 @@ pub struct Platform {
     pub irq_cpu: u16,
     pub llc_cpus: u16,
     pub kblockd_jitter_ns: u64,
+    pub kblockd_tail_ppm: u64,
+    pub kblockd_tail_ns: u64,
     /// Block-layer step costs; `elv_cost_pct` is set per scheduler by [`Self::cpu_costs`].
     pub costs: CpuCosts,
     pub elv_cost_pct_deadline: u64,
@@ -125,6 +129,8 @@ impl Default for Platform {
             irq_cpu: 0,
             llc_cpus: 0,
             kblockd_jitter_ns: 0,
+            kblockd_tail_ppm: 0,
+            kblockd_tail_ns: 0,
             costs: CpuCosts::default(),
             elv_cost_pct_deadline: 100,
             elv_cost_pct_bfq: 270,
@@ -182,6 +188,16 @@ impl Platform {
                 "syscall_ns" => pl.syscall_ns = n,
                 "ctxsw_ns" => pl.ctxsw_ns = n,
                 "kblockd_jitter_ns" => pl.kblockd_jitter_ns = n,
+                "kblockd_tail_ppm" => {
+                    if n > 1_000_000 {
+                        return Err(format!(
+                            "{}: platform.kblockd_tail_ppm: expected 0..1000000, got {n}",
+                            v.origin
+                        ));
+                    }
+                    pl.kblockd_tail_ppm = n
+                }
+                "kblockd_tail_ns" => pl.kblockd_tail_ns = n,
                 "irq_cpu" => pl.irq_cpu = n.min(u16::MAX as u64) as u16,
                 "llc_cpus" => pl.llc_cpus = n.min(u16::MAX as u64) as u16,
                 "bio_alloc_ns" => pl.costs.bio_alloc_ns = n,

@@ -62,3 +62,19 @@ fn set_rejects_malformed_and_unknown_tables() {
     }
     p.set("queue.iosched.fifo_batch=4").unwrap();
 }
+
+#[test]
+fn kblockd_tail_is_parsed_and_bounded() {
+    use blksim_sim::platform::Platform;
+    let p = Profile::load("emmc-allwinner").unwrap();
+    let pl = Platform::from_profile(&p).unwrap();
+    assert_eq!((pl.kblockd_tail_ppm, pl.kblockd_tail_ns), (1000, 200_000));
+    let mut p = Profile::load("null_blk").unwrap();
+    assert_eq!(Platform::from_profile(&p).unwrap().kblockd_tail_ppm, 0);
+    p.set("platform.kblockd_tail_ppm=1000001").unwrap();
+    let e = Platform::from_profile(&p).unwrap_err();
+    assert!(
+        e.contains("platform.kblockd_tail_ppm") && e.contains("0..1000000"),
+        "{e}"
+    );
+}

@@ -258,34 +258,87 @@ fn s5_allwinner_without_hsq() {
     }
     t.finish();
 
-    // With hsq: the old next-tag scan against the FIFO fix (no refit). The published report
-    // is one read waiting ~200 ms while thousands were served; the scan must show such a
-    // starved request and FIFO must not. (The issue's stronger p99.99 target is not reached:
-    // see repro/README.md.)
-    let worst = |policy: &str| {
-        let v = run(
-            "emmc-allwinner",
-            &[
-                "s5-allwinner/randread.fio",
-                "--io_size=16M",
-                "--set=host.queue=hsq",
-                &format!("--set=host.hsq_next_tag={policy}"),
-            ],
-        );
-        let j = job(&v, "Rand_Read_IOPS_Test").clone();
-        let max_us = dir(&j)["clat_ns"]["max"].as_f64().unwrap() / 1000.0;
-        (max_us, clat_pct_us(&j, "99.990000"))
+    // With hsq, no refit: the old next-tag scan against the FIFO fix, at the published run
+    // length (8 jobs x 64 MiB = 131072 reads, so p99.99 is about the 13th-worst read). The
+    // scan's own figures are from the FIFO patch thread ("mmc: mmc-hsq: use fifo to dispatch
+    // mmc_request", Michael Wu, linux-mmc, Nov 2022), same board and job; measurements.md
+    // only says "one read waited about 200 ms while thousands of others were served".
+    let full = |extra: &[&str]| {
+        let mut args = vec!["s5-allwinner/randread.fio"];
+        args.extend_from_slice(extra);
+        let v = run("emmc-allwinner", &args);
+        job(&v, "Rand_Read_IOPS_Test").clone()
     };
-    let (scan_max, scan_p9999) = worst("scan");
-    let (fifo_max, fifo_p9999) = worst("fifo");
+    let max_us = |j: &Value| dir(j)["clat_ns"]["max"].as_f64().unwrap() / 1000.0;
+    let legacy = full(&[]);
+    let scan = full(&["--set=host.queue=hsq", "--set=host.hsq_next_tag=scan"]);
+    let fifo = full(&["--set=host.queue=hsq", "--set=host.hsq_next_tag=fifo"]);
+    let (leg_p, scan_p, fifo_p) = (
+        clat_pct_us(&legacy, "99.990000"),
+        clat_pct_us(&scan, "99.990000"),
+        clat_pct_us(&fifo, "99.990000"),
+    );
+    let mut t =
+        Table::new("§5 emmc-allwinner with hsq, old next-tag scan (64 MiB per job, as published)");
+    t.row(
+        "IOPS",
+        "check",
+        5981.0,
+        dir(&scan)["iops"].as_f64().unwrap(),
+        0.0,
+    );
+    for (p, us) in [
+        ("99.000000", 2769.0),
+        ("99.900000", 31589.0),
+        ("99.950000", 66323.0),
+        ("99.990000", 200279.0),
+    ] {
+        t.row(
+            &format!("clat p{} us", &p[..5]),
+            "check",
+            us,
+            clat_pct_us(&scan, p),
+            0.0,
+        );
+    }
+    t.finish();
     println!(
-        "§5 with hsq: worst clat scan {scan_max:.0} us vs fifo {fifo_max:.0} us; p99.99 scan {scan_p9999:.0} us vs fifo {fifo_p9999:.0} us (published: scan ~200 ms outlier)"
+        "§5 p99.99: scan {scan_p:.0} us, FIFO {fifo_p:.0} us, no hsq {leg_p:.0} us \
+         (scan/FIFO {:.1}x, scan/no-hsq {:.1}x; required >= 10x); worst: scan {:.0} us, FIFO {:.0} us",
+        scan_p / fifo_p,
+        scan_p / leg_p,
+        max_us(&scan),
+        max_us(&fifo)
     );
     assert!(
-        scan_max >= 10.0 * fifo_max,
-        "the scan policy must starve a request (worst {scan_max} us vs fifo {fifo_max} us)"
+        scan_p >= 10.0 * fifo_p && scan_p >= 10.0 * leg_p,
+        "scan p99.99 {scan_p} us must be >= 10x FIFO ({fifo_p} us) and no hsq ({leg_p} us)"
     );
-    assert!(fifo_max < 50_000.0, "FIFO must not starve ({fifo_max} us)");
+    // FIFO on the same platform (same workqueue latency tail) never starves a read.
+    assert!(
+        max_us(&fifo) < 50_000.0,
+        "FIFO must not starve ({} us)",
+        max_us(&fifo)
+    );
+
+    // The starvation is the scan's, not the platform's: without the workqueue latency tail the
+    // scan still bypasses a slot (until the hsq drains at the end of the run), FIFO does not.
+    let no_tail = [
+        "--io_size=16M",
+        "--set=host.queue=hsq",
+        "--set=platform.kblockd_tail_ppm=0",
+    ];
+    let scan0 = full(&[&no_tail[..], &["--set=host.hsq_next_tag=scan"]].concat());
+    let fifo0 = full(&[&no_tail[..], &["--set=host.hsq_next_tag=fifo"]].concat());
+    println!(
+        "§5 without the latency tail (16 MiB): worst scan {:.0} us vs FIFO {:.0} us",
+        max_us(&scan0),
+        max_us(&fifo0)
+    );
+    assert!(
+        max_us(&scan0) >= 10.0 * max_us(&fifo0),
+        "the scan policy must starve a request without the tail too"
+    );
 }
 
 /// The MMC layer is visible: blktrace message records carry the driver's events, and the JSON
