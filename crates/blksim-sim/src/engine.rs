@@ -631,7 +631,7 @@ impl Sim {
                     // reaches the driver first, and so which CPU's tag hint is used.
                     let j = self.platform.kblockd_jitter_ns;
                     let mut jitter = if j > 0 {
-                        self.jitter_rng.below(j + 1)
+                        self.jitter_rng.below(j.saturating_add(1))
                     } else {
                         0
                     };
@@ -644,11 +644,15 @@ impl Sim {
                         self.platform.kblockd_tail_ppm,
                         self.platform.kblockd_tail_ns,
                     );
-                    if ppm > 0 && self.jitter_rng.below(1_000_000) < ppm {
-                        jitter += self.jitter_rng.below(2 * tail + 1);
+                    if ppm > 0 && tail > 0 && self.jitter_rng.below(1_000_000) < ppm {
+                        jitter = jitter.saturating_add(
+                            self.jitter_rng
+                                .below(tail.saturating_mul(2).saturating_add(1)),
+                        );
                     }
                     self.evq.push(
-                        at + self.platform.kblockd_wakeup_ns + jitter,
+                        at.saturating_add(self.platform.kblockd_wakeup_ns)
+                            .saturating_add(jitter),
                         Ev::HwRun(h, at),
                     );
                 }

@@ -94,6 +94,9 @@ pub const PLATFORM_PARAMS: &[ParamDef] = &[
     ParamDef { key: "llc_cpus", unit: "count", default: "0", doc: "CPUs per last-level-cache domain (0 = all CPUs share one); with queue.rq_affinity=1 a completion is sent to the submitting CPU only when it does not share a cache with the IRQ CPU (blk_mq_complete_need_ipi, cpus_share_cache)", source: "blksim model" },
 ];
 
+/// Upper bound of the kblockd latency parameters (one minute).
+const MAX_LATENCY_NS: u64 = 60_000_000_000;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Platform {
     pub nr_cpus: u16,
@@ -182,6 +185,15 @@ impl Platform {
                         ));
                     }
                     pl.nr_cpus = n as u16
+                }
+                // Latencies of up to a minute; beyond that virtual time would run out.
+                "kblockd_wakeup_ns" | "kblockd_jitter_ns" | "kblockd_tail_ns"
+                    if n > MAX_LATENCY_NS =>
+                {
+                    return Err(format!(
+                        "{}: platform.{k}: expected 0..{MAX_LATENCY_NS} ns, got {n}",
+                        v.origin
+                    ));
                 }
                 "kblockd_wakeup_ns" => pl.kblockd_wakeup_ns = n,
                 "task_wakeup_ns" => pl.task_wakeup_ns = n,

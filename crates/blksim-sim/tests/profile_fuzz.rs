@@ -77,4 +77,10 @@ fn kblockd_tail_is_parsed_and_bounded() {
         e.contains("platform.kblockd_tail_ppm") && e.contains("0..1000000"),
         "{e}"
     );
+    // Latencies are bounded, so virtual time cannot overflow.
+    let mut q = Profile::load("null_blk").unwrap();
+    q.set(&format!("platform.kblockd_tail_ns={}", u64::MAX))
+        .unwrap();
+    let e2 = Platform::from_profile(&q).unwrap_err();
+    assert!(e2.contains("platform.kblockd_tail_ns"), "{e2}");
 }
