@@ -16,6 +16,14 @@
 //! (the kernel gives no ordering between them). Both maps coalesce equal neighbours and drop
 //! version 0 (never written / discarded), so memory follows the written footprint, not the
 //! number of I/Os.
+//!
+//! The footprint of random writes on a large device can still be millions of extents
+//! (~80 bytes each in the two maps). So the oracle has a budget ([`EXTENT_BUDGET`] extents per
+//! map): when a map outgrows it, the oracle stops tracking half of the 1 MiB stripes it still
+//! tracks (chosen by a hash of the stripe number, so deterministic and spread over the device)
+//! and drops their extents. Checks go on, exactly as before, in the stripes still tracked;
+//! `blksim.integrity.tracked_one_in` reports the share (1 = the whole device). Runs whose
+//! footprint fits the budget, which includes every test, check everything.
 
 use crate::request::{Op, RqId, RqPool, NO_BIO};
 use std::collections::BTreeMap;
@@ -23,6 +31,21 @@ use std::collections::BTreeMap;
 /// Bio tokens with this bit belong to the block layer or an elevator (gap reads, ...): the
 /// submitter never sees their completion.
 pub const INTERNAL_TOKEN: u64 = 1 << 63;
+
+/// Extents either map may hold before the oracle tracks half as many stripes (about 20 MiB
+/// of maps at ~40 bytes per extent).
+pub const EXTENT_BUDGET: usize = 1 << 18;
+
+/// Sectors per sampling stripe: 1 MiB.
+const STRIPE_SHIFT: u32 = 11;
+
+/// splitmix64's finaliser: which stripes stay tracked must not follow the address pattern.
+fn stripe_hash(stripe: u64) -> u64 {
+    let mut z = stripe.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
 
 /// Non-overlapping extents `start -> (end, version)`; absent sectors are version 0.
 #[derive(Clone, Debug, Default)]
@@ -109,6 +132,22 @@ impl ExtentMap {
     pub fn extents(&self) -> usize {
         self.m.len()
     }
+
+    /// Keep only the parts of the extents that lie in stripes `keep` accepts.
+    fn retain_stripes(&mut self, keep: impl Fn(u64) -> bool) {
+        let old = std::mem::take(&mut self.m);
+        for (a, (b, v)) in old {
+            let mut pos = a;
+            while pos < b {
+                let stripe = pos >> STRIPE_SHIFT;
+                let end = ((stripe + 1) << STRIPE_SHIFT).min(b);
+                if keep(stripe) {
+                    self.set(pos, end, v);
+                }
+                pos = end;
+            }
+        }
+    }
 }
 
 /// The first mismatch found (the run stops on it).
@@ -129,7 +168,7 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Integrity {
     device: ExtentMap,
     user: ExtentMap,
@@ -145,11 +184,77 @@ pub struct Integrity {
     buf_dev: Vec<(u64, u64, u64)>,
     buf_usr: Vec<(u64, u64, u64)>,
     buf_race: Vec<(u64, u64)>,
+    /// The oracle tracks the stripes whose hash has its low `sample_shift` bits clear.
+    sample_shift: u32,
+    budget: usize,
+}
+
+impl Default for Integrity {
+    fn default() -> Self {
+        Self::with_budget(EXTENT_BUDGET)
+    }
 }
 
 impl Integrity {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An oracle whose maps may hold `budget` extents each before it samples stripes.
+    pub fn with_budget(budget: usize) -> Self {
+        Integrity {
+            device: ExtentMap::default(),
+            user: ExtentMap::default(),
+            inflight: BTreeMap::new(),
+            max_inflight_len: 0,
+            reads_checked: 0,
+            sectors_checked: 0,
+            mismatches: 0,
+            first_mismatch: None,
+            buf_dev: Vec::new(),
+            buf_usr: Vec::new(),
+            buf_race: Vec::new(),
+            sample_shift: 0,
+            budget: budget.max(1),
+        }
+    }
+
+    /// The oracle checks one stripe in this many (1: the whole device).
+    pub fn tracked_one_in(&self) -> u64 {
+        1u64 << self.sample_shift
+    }
+
+    fn tracked(shift: u32, stripe: u64) -> bool {
+        shift == 0 || stripe_hash(stripe) & ((1u64 << shift) - 1) == 0
+    }
+
+    /// Calls `f` with each piece of `[s, e)` that lies in a tracked stripe (the whole range
+    /// while everything is tracked).
+    fn for_tracked(&mut self, s: u64, e: u64, mut f: impl FnMut(&mut Self, u64, u64)) {
+        if self.sample_shift == 0 {
+            return f(self, s, e);
+        }
+        let mut pos = s;
+        while pos < e {
+            let stripe = pos >> STRIPE_SHIFT;
+            let end = ((stripe + 1) << STRIPE_SHIFT).min(e);
+            if Self::tracked(self.sample_shift, stripe) {
+                f(self, pos, end);
+            }
+            pos = end;
+        }
+    }
+
+    /// Over budget: track half as many stripes and drop the others' extents.
+    fn enforce_budget(&mut self) {
+        while (self.device.extents() > self.budget || self.user.extents() > self.budget)
+            && self.sample_shift < 63
+        {
+            self.sample_shift += 1;
+            let shift = self.sample_shift;
+            self.device.retain_stripes(|st| Self::tracked(shift, st));
+            self.user.retain_stripes(|st| Self::tracked(shift, st));
+        }
     }
 
     fn is_data_write(op: Op) -> bool {
@@ -208,13 +313,24 @@ impl Integrity {
                     }
                     if ok {
                         let v = if op == Op::Discard { 0 } else { bio.version };
-                        self.device.set(s, e, v);
-                        if user {
-                            self.user.set(s, e, v);
-                        }
+                        self.for_tracked(s, e, |me, a, b| {
+                            me.device.set(a, b, v);
+                            if user {
+                                me.user.set(a, b, v);
+                            }
+                        });
+                        self.enforce_budget();
                     }
                 }
-                Op::Read if ok && user && e > s => self.check_read(s, e),
+                Op::Read if ok && user && e > s => {
+                    let mut compared = false;
+                    self.for_tracked(s, e, |me, a, b| {
+                        compared = true;
+                        me.sectors_checked += b - a;
+                        me.check_read(a, b);
+                    });
+                    self.reads_checked += compared as u64;
+                }
                 _ => {}
             }
             b = bio.next;
@@ -222,8 +338,6 @@ impl Integrity {
     }
 
     fn check_read(&mut self, s: u64, e: u64) {
-        self.reads_checked += 1;
-        self.sectors_checked += e - s;
         // Nothing written yet anywhere: both sides read zeros (the common case of a pure
         // read workload), nothing to compare.
         if self.device.m.is_empty() && self.user.m.is_empty() {
@@ -321,6 +435,60 @@ mod tests {
         m.set(0, 100, 7);
         assert_eq!(m.extents(), 1);
         assert_eq!(m.get(50, 60), vec![(50, 60, 7)]);
+    }
+
+    #[test]
+    fn over_budget_the_oracle_samples_stripes_and_still_catches_stale_data() {
+        let mut i = Integrity::with_budget(64);
+        let mut x = 1u64;
+        // 4 KiB writes at scattered 4 KiB-aligned sectors over 4 GiB: one extent each.
+        for v in 1..=1000u64 {
+            x = stripe_hash(x);
+            let s = (x % (1 << 20)) * 8;
+            // What `request_completed` does for a user write.
+            i.for_tracked(s, s + 8, |me, a, b| {
+                me.device.set(a, b, v);
+                me.user.set(a, b, v);
+            });
+            i.enforce_budget();
+            assert!(i.device.extents() <= 64 && i.user.extents() <= 64);
+        }
+        // 1000 extents against a budget of 64: at least 1 stripe in 16 dropped.
+        assert!(i.tracked_one_in() >= 16, "{}", i.tracked_one_in());
+        // Every extent left lies in a tracked stripe, and is checked as before.
+        let shift = i.sample_shift;
+        let (&s, &(e, v)) = i.device.m.iter().next().expect("some extents kept");
+        assert!(Integrity::tracked(shift, s >> STRIPE_SHIFT));
+        i.device.set(s, e, v - 1); // the device lost the last write there
+        i.check_read(s, e);
+        assert_eq!(i.mismatches, 1);
+        // Untracked stripes are skipped, not reported.
+        let untracked = (0..).find(|&st| !Integrity::tracked(shift, st)).unwrap();
+        let mut n = 0;
+        i.for_tracked(
+            untracked << STRIPE_SHIFT,
+            (untracked + 1) << STRIPE_SHIFT,
+            |_, _, _| n += 1,
+        );
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn retain_stripes_splits_extents_at_stripe_boundaries() {
+        let mut m = ExtentMap::default();
+        let st = 1u64 << STRIPE_SHIFT;
+        m.set(st / 2, 3 * st + 5, 9); // spans stripes 0..=3
+        m.retain_stripes(|x| x % 2 == 1);
+        assert_eq!(
+            m.get(0, 4 * st),
+            vec![
+                (0, st, 0),
+                (st, 2 * st, 9),
+                (2 * st, 3 * st, 0),
+                (3 * st, 3 * st + 5, 9),
+                (3 * st + 5, 4 * st, 0)
+            ]
+        );
     }
 
     #[test]

@@ -183,6 +183,8 @@ pub struct SimOutput {
     /// time, CPU busy time.
     pub cpu_stats: Vec<(&'static str, u64)>,
     pub integrity_mismatches: u64,
+    /// The oracle checked one 1 MiB stripe in this many (1 = all; see `integrity.rs`).
+    pub integrity_tracked_one_in: u64,
 }
 
 pub struct Sim {
@@ -448,6 +450,7 @@ impl Sim {
             integrity_reads_checked: self.queue.integrity.reads_checked,
             cpu_stats: self.queue.cpu_stats(),
             integrity_mismatches: self.queue.integrity.mismatches,
+            integrity_tracked_one_in: self.queue.integrity.tracked_one_in(),
         })
     }
 

@@ -518,6 +518,10 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
         JsonValue::UInt(out.integrity_reads_checked),
     );
     integ.push("mismatches", JsonValue::UInt(out.integrity_mismatches));
+    integ.push(
+        "tracked_one_in",
+        JsonValue::UInt(out.integrity_tracked_one_in),
+    );
     o.push("integrity", integ);
     if !out.cpu_stats.is_empty() {
         let mut cpu = JsonValue::object();
