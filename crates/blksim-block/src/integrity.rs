@@ -39,12 +39,11 @@ pub const EXTENT_BUDGET: usize = 1 << 18;
 /// Sectors per sampling stripe: 1 MiB.
 const STRIPE_SHIFT: u32 = 11;
 
-/// splitmix64's finaliser: which stripes stay tracked must not follow the address pattern.
+/// Which stripes stay tracked must not follow the address pattern: one SplitMix64 step of the
+/// stripe number.
 fn stripe_hash(stripe: u64) -> u64 {
-    let mut z = stripe.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    let mut st = stripe;
+    blksim_core::rng::splitmix64(&mut st)
 }
 
 /// Non-overlapping extents `start -> (end, version)`; absent sectors are version 0.
