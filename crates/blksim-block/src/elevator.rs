@@ -8,7 +8,7 @@
 //! Optional hooks have default bodies that do what a NULL hook does in the kernel.
 
 use crate::request::{Op, RqId, RqPool};
-use blksim_core::Ns;
+use blksim_core::{Ns, ParamDef};
 
 /// `enum elv_merge`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,14 +30,46 @@ pub struct BioInfo {
     pub task: u32,
 }
 
-/// One tunable of an elevator, as a sysfs attribute under `queue/iosched/`.
-#[derive(Clone, Debug, PartialEq)]
+/// One tunable of an elevator, as a sysfs attribute under `queue/iosched/`: its definition
+/// (unit, kernel default, the bounds of what the store accepts, source) in the elevator's one
+/// table, and the current value as sysfs shows it.
+#[derive(Clone, Debug)]
 pub struct Tunable {
-    pub name: &'static str,
-    /// Current value as sysfs shows it.
+    pub def: &'static ParamDef,
     pub value: String,
-    /// Unit and meaning, with the kernel default.
-    pub doc: &'static str,
+}
+
+impl Tunable {
+    pub fn name(&self) -> &'static str {
+        self.def.key
+    }
+}
+
+/// The value of tunable `name` from an elevator's table: the one value syntax of blksim, the
+/// table's unit and bounds (the input range the kernel's sysfs store accepts, or a stated
+/// blksim bound). The elevator then applies the kernel's own clamps.
+pub fn parse_tunable(
+    table: &'static [ParamDef],
+    elevator: &str,
+    name: &str,
+    value: &str,
+) -> Result<u64, String> {
+    table
+        .iter()
+        .find(|d| d.key == name)
+        .ok_or_else(|| format!("no tunable '{name}' for elevator '{elevator}'"))?
+        .parse_u64(value)
+}
+
+/// [`Tunable`]s of a table in table order, with their current values.
+pub fn tunables_of(table: &'static [ParamDef], value: impl Fn(&str) -> String) -> Vec<Tunable> {
+    table
+        .iter()
+        .map(|d| Tunable {
+            def: d,
+            value: value(d.key),
+        })
+        .collect()
 }
 
 /// `struct elevator_mq_ops`, for one hardware queue's worth of scheduling state.

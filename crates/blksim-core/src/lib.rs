@@ -19,6 +19,7 @@ pub mod event;
 pub mod param;
 pub mod rng;
 pub mod slab;
+pub mod value;
 
 pub use digest::Digest;
 pub use event::EventQueue;

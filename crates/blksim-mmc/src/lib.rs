@@ -65,52 +65,28 @@ impl MmcConfig {
             "hsq" => HostQueue::Hsq,
             _ => HostQueue::Cqe,
         };
-        let hsq_depth = get_u32(p, "host.hsq_depth")?;
-        if !(1..64).contains(&hsq_depth) {
-            return Err(format!(
-                "host.hsq_depth: expected 1..63 (count), got {hsq_depth}"
-            ));
-        }
-        let hsq_perf_depth = get_u32(p, "host.hsq_perf_depth")?;
-        if !(1..64).contains(&hsq_perf_depth) {
-            return Err(format!(
-                "host.hsq_perf_depth: expected 1..63 (count), got {hsq_perf_depth}"
-            ));
-        }
-        let cmdq_depth = get_u32(p, "card.cmdq_depth")?;
-        if !(1..=32).contains(&cmdq_depth) {
-            return Err(format!(
-                "card.cmdq_depth: expected 1..32 (count), got {cmdq_depth}"
-            ));
-        }
+        // Ranges (hsq_depth 1..=63, cmdq_depth 1..=32, ...) are the parameter table's bounds.
         Ok(MmcConfig {
             queue,
-            hsq_depth,
-            hsq_perf_depth,
+            hsq_depth: get_u32(p, "host.hsq_depth")?,
+            hsq_perf_depth: get_u32(p, "host.hsq_perf_depth")?,
             hsq_dynamic: get_bool(p, "host.hsq_dynamic_depth")?,
             hsq_next_tag: match get_enum(p, "host.hsq_next_tag")? {
                 "scan" => NextTag::Scan,
                 _ => NextTag::Fifo,
             },
             cqe_dcmd: get_bool(p, "host.cqe_dcmd")?,
-            cmdq_depth,
+            cmdq_depth: get_u32(p, "card.cmdq_depth")?,
             cq_policy: match get_enum(p, "card.cq_policy")? {
                 "fifo" => CqPolicy::Fifo,
                 _ => CqPolicy::ReadyFirst,
             },
             cq_max_bypass: get_u32(p, "card.cq_max_bypass")?,
             host: HostCosts::from_params(p)?,
-            max_segs: nonzero(p, "host.max_segs")?,
-            max_req_size: nonzero(p, "host.max_req_size")?,
-            max_blk_count: nonzero(p, "host.max_blk_count")?,
+            max_segs: get_u32(p, "host.max_segs")?,
+            max_req_size: get_u32(p, "host.max_req_size")?,
+            max_blk_count: get_u32(p, "host.max_blk_count")?,
         })
-    }
-}
-
-fn nonzero(p: &dyn ParamLookup, key: &str) -> Result<u32, String> {
-    match get_u32(p, key)? {
-        0 => Err(format!("{key}: must be > 0")),
-        v => Ok(v),
     }
 }
 

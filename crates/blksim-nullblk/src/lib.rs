@@ -14,6 +14,7 @@
 
 use blksim_block::driver::{CallCtx, DriverStats};
 use blksim_block::{BlkStatus, Driver, DriverOut, RqId, RqPool};
+use blksim_core::param::MAX_STEP_NS;
 use blksim_core::{Ns, NSEC_PER_SEC};
 
 /// `TICKS_PER_SEC` in null_blk.
@@ -26,19 +27,32 @@ pub use blksim_core::ParamDef;
 /// The null_blk parameters (module parameters and configfs attributes), the one place they
 /// are defined. Keys are the kernel's names.
 pub const NULL_BLK_PARAMS: &[ParamDef] = &[
-    ParamDef { key: "queue_mode", unit: "enum", default: "2", doc: "0=bio (converted to 2), 1=rq (rejected), 2=multi-queue", source: "null_blk/main.c queue_mode" },
-    ParamDef { key: "submit_queues", unit: "count", default: "1", doc: "number of hardware queues", source: "null_blk/main.c submit_queues" },
-    ParamDef { key: "hw_queue_depth", unit: "tags", default: "64", doc: "driver tags per hardware queue (tag_set.queue_depth)", source: "null_blk/main.c hw_queue_depth" },
-    ParamDef { key: "irqmode", unit: "enum", default: "1", doc: "0=complete inline in queue_rq, 1=softirq, 2=timer after completion_nsec", source: "null_blk/main.c irqmode" },
-    ParamDef { key: "completion_nsec", unit: "ns", default: "10000", doc: "completion delay for irqmode=2", source: "null_blk/main.c completion_nsec" },
-    ParamDef { key: "blocksize", unit: "bytes", default: "512", doc: "logical block size", source: "null_blk/main.c bs" },
-    ParamDef { key: "size", unit: "MiB", default: "256000", doc: "capacity (configfs size; module gb=250)", source: "null_blk/main.c gb/size" },
-    ParamDef { key: "mbps", unit: "MiB/s", default: "0", doc: "bandwidth cap, 0 = off", source: "null_blk/main.c mbps, null_handle_throttled" },
-    ParamDef { key: "memory_backed", unit: "bool", default: "false", doc: "store data (forces blocking); no timing effect modelled", source: "null_blk/main.c memory_backed" },
-    ParamDef { key: "blocking", unit: "bool", default: "false", doc: "BLK_MQ_F_BLOCKING", source: "null_blk/main.c blocking" },
-    ParamDef { key: "max_sectors", unit: "sectors", default: "0", doc: "max request size, 0 = default limit (BLK_DEF_MAX_SECTORS 2560)", source: "null_blk/main.c max_sectors" },
-    ParamDef { key: "softirq_nsec", unit: "ns", default: "0", doc: "model parameter: latency of the softirq completion for irqmode=1 (0 on the ideal platform)", source: "blksim model (not a kernel parameter)" },
+    ParamDef::choice("queue_mode", "enum:0|2", "2", "0=bio (converted to 2), 2=multi-queue; 1=rq is rejected by recent kernels", "null_blk/main.c queue_mode"),
+    ParamDef::new("submit_queues", "count", "1", 1, 4096, "number of hardware queues", "null_blk/main.c submit_queues (nr_cpu_ids at most; blksim: 4096)"),
+    ParamDef::new("hw_queue_depth", "tags", "64", 1, BLK_MQ_MAX_DEPTH, "driver tags per hardware queue (tag_set.queue_depth)", "null_blk/main.c hw_queue_depth; BLK_MQ_MAX_DEPTH (10240)"),
+    ParamDef::choice("irqmode", "enum:0|1|2", "1", "0=complete inline in queue_rq, 1=softirq, 2=timer after completion_nsec", "null_blk/main.c irqmode"),
+    ParamDef::new("completion_nsec", "ns", "10000", 0, MAX_DEVICE_LATENCY_NS, "completion delay for irqmode=2", "null_blk/main.c completion_nsec; blksim bound: one hour"),
+    ParamDef::new("blocksize", "bytes", "512", 512, 4096, "logical block size (a power of two)", "null_blk/main.c bs"),
+    ParamDef::new("size", "MiB", "256000", 1, 1 << 30, "capacity (configfs size; module gb=250)", "null_blk/main.c gb/size; blksim bound: 1 PiB"),
+    ParamDef::new("mbps", "MiB/s", "0", 0, 40960, "bandwidth cap, 0 = off", "null_blk/main.c mbps, null_handle_throttled"),
+    ParamDef::choice("memory_backed", "bool", "false", "store data (forces blocking); no timing effect modelled", "null_blk/main.c memory_backed"),
+    ParamDef::choice("blocking", "bool", "false", "BLK_MQ_F_BLOCKING", "null_blk/main.c blocking"),
+    ParamDef::new("max_sectors", "sectors", "0", 0, 1 << 22, "max request size, 0 = default limit (BLK_DEF_MAX_SECTORS 2560)", "null_blk/main.c max_sectors"),
+    ParamDef::new("softirq_nsec", "ns", "0", 0, MAX_STEP_NS, "model parameter: latency of the softirq completion for irqmode=1 (0 on the ideal platform)", "blksim model (not a kernel parameter)"),
 ];
+
+/// `BLK_MQ_MAX_DEPTH` (`include/linux/blk-mq.h`).
+pub const BLK_MQ_MAX_DEPTH: u64 = 10240;
+/// The longest simulated device latency blksim accepts (one hour): far beyond any device,
+/// and small enough that no sum of latencies reaches the end of the 64-bit ns clock.
+pub const MAX_DEVICE_LATENCY_NS: u64 = 3600 * NSEC_PER_SEC;
+
+fn def(key: &str) -> &'static ParamDef {
+    NULL_BLK_PARAMS
+        .iter()
+        .find(|d| d.key == key)
+        .unwrap_or_else(|| panic!("null_blk parameter {key} is not in the table"))
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct NullBlkConfig {
@@ -78,78 +92,58 @@ impl NullBlkConfig {
     /// Build from `key → value` strings (profile + `--set`), validating each.
     pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
         let mut c = NullBlkConfig::default();
-        fn num<T: std::str::FromStr>(key: &str, v: &str, unit: &str) -> Result<T, String> {
-            v.trim()
-                .parse::<T>()
-                .map_err(|_| format!("'{key}': expected a whole number ({unit}), got '{v}'"))
-        }
-        fn boolean(key: &str, v: &str) -> Result<bool, String> {
-            match v.trim() {
-                "1" | "true" | "yes" | "on" => Ok(true),
-                "0" | "false" | "no" | "off" => Ok(false),
-                _ => Err(format!("'{key}': expected true/false, got '{v}'")),
-            }
-        }
+        // Every value goes through the table's parser and bounds; errors start with the key.
+        let num = |key: &str| -> Result<Option<u64>, String> {
+            get(key).map(|v| def(key).parse_u64(&v)).transpose()
+        };
+        let flag = |key: &str| -> Result<Option<bool>, String> {
+            get(key).map(|v| def(key).parse_bool(&v)).transpose()
+        };
         if let Some(v) = get("queue_mode") {
-            match v.trim() {
-                "0" | "2" => {}
-                "1" => {
-                    return Err(
-                        "'queue_mode': 1 (NULL_Q_RQ) is rejected by recent kernels; use 2".into(),
-                    )
-                }
-                _ => return Err(format!("'queue_mode': expected 0 or 2, got '{v}'")),
+            if v.trim() == "1" {
+                return Err(
+                    "queue_mode: 1 (NULL_Q_RQ) is rejected by recent kernels; use 2".into(),
+                );
             }
+            def("queue_mode").parse_enum(&v)?;
         }
-        if let Some(v) = get("submit_queues") {
-            c.submit_queues = num("submit_queues", &v, "count")?;
-            if c.submit_queues == 0 {
-                c.submit_queues = 1; // the kernel clamps to at least 1
-            }
+        if let Some(n) = num("submit_queues")? {
+            c.submit_queues = n as u16;
         }
-        if let Some(v) = get("hw_queue_depth") {
-            c.hw_queue_depth = num("hw_queue_depth", &v, "tags")?;
-            if c.hw_queue_depth == 0 {
-                return Err("'hw_queue_depth': must be at least 1".into());
-            }
+        if let Some(n) = num("hw_queue_depth")? {
+            c.hw_queue_depth = n as u32;
         }
         if let Some(v) = get("irqmode") {
-            c.irqmode = num("irqmode", &v, "0, 1 or 2")?;
-            if c.irqmode > 2 {
-                return Err(format!("'irqmode': expected 0, 1 or 2, got '{v}'"));
-            }
+            c.irqmode = def("irqmode").parse_enum(&v)?.parse().unwrap_or(1);
         }
-        if let Some(v) = get("completion_nsec") {
-            c.completion_nsec = num("completion_nsec", &v, "ns")?;
+        if let Some(n) = num("completion_nsec")? {
+            c.completion_nsec = n;
         }
-        if let Some(v) = get("blocksize") {
-            c.blocksize = num("blocksize", &v, "bytes")?;
-            if !c.blocksize.is_power_of_two() || !(512..=4096).contains(&c.blocksize) {
+        if let Some(n) = num("blocksize")? {
+            if !n.is_power_of_two() {
                 return Err(format!(
-                    "'blocksize': expected 512, 1024, 2048 or 4096, got '{v}'"
+                    "blocksize: expected 512, 1024, 2048 or 4096, got {n}"
                 ));
             }
+            c.blocksize = n as u32;
         }
-        if let Some(v) = get("size") {
-            c.size_mib = num("size", &v, "MiB")?;
-            if c.size_mib == 0 {
-                return Err("'size': must be at least 1 MiB".into());
-            }
+        if let Some(n) = num("size")? {
+            c.size_mib = n;
         }
-        if let Some(v) = get("mbps") {
-            c.mbps = num::<u64>("mbps", &v, "MiB/s")?.min(40960);
+        if let Some(n) = num("mbps")? {
+            c.mbps = n;
         }
-        if let Some(v) = get("memory_backed") {
-            c.memory_backed = boolean("memory_backed", &v)?;
+        if let Some(b) = flag("memory_backed")? {
+            c.memory_backed = b;
         }
-        if let Some(v) = get("blocking") {
-            c.blocking = boolean("blocking", &v)?;
+        if let Some(b) = flag("blocking")? {
+            c.blocking = b;
         }
-        if let Some(v) = get("max_sectors") {
-            c.max_sectors = num("max_sectors", &v, "sectors")?;
+        if let Some(n) = num("max_sectors")? {
+            c.max_sectors = n as u32;
         }
-        if let Some(v) = get("softirq_nsec") {
-            c.softirq_nsec = num("softirq_nsec", &v, "ns")?;
+        if let Some(n) = num("softirq_nsec")? {
+            c.softirq_nsec = n;
         }
         Ok(c)
     }
@@ -309,5 +303,58 @@ impl Driver for NullBlk {
 
     fn check_invariants(&self) {
         assert!(self.in_flight <= self.cfg.hw_queue_depth * self.cfg.submit_queues as u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(kv: &[(&str, &str)]) -> Result<NullBlkConfig, String> {
+        let m: std::collections::BTreeMap<String, String> = kv
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        NullBlkConfig::from_lookup(&|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn table_is_consistent_and_defaults_match_the_config() {
+        blksim_core::param::check_table(NULL_BLK_PARAMS).unwrap();
+        // The table's defaults are what an empty profile builds.
+        let all: Vec<(&str, &str)> = NULL_BLK_PARAMS.iter().map(|d| (d.key, d.default)).collect();
+        assert_eq!(cfg(&all).unwrap(), NullBlkConfig::default());
+    }
+
+    #[test]
+    fn values_use_the_shared_syntax_and_bounds() {
+        assert_eq!(
+            cfg(&[("completion_nsec", "20us")]).unwrap().completion_nsec,
+            20_000
+        );
+        assert_eq!(
+            cfg(&[("completion_nsec", "20000")])
+                .unwrap()
+                .completion_nsec,
+            20_000
+        );
+        let e = cfg(&[("completion_nsec", "2h")]).unwrap_err();
+        assert!(
+            e.starts_with("completion_nsec:") && e.contains("3600000000000"),
+            "{e}"
+        );
+        assert!(cfg(&[("hw_queue_depth", "0")])
+            .unwrap_err()
+            .starts_with("hw_queue_depth:"));
+        assert!(cfg(&[("irqmode", "3")])
+            .unwrap_err()
+            .starts_with("irqmode:"));
+        assert!(cfg(&[("queue_mode", "1")])
+            .unwrap_err()
+            .contains("rejected"));
+        assert!(cfg(&[("blocksize", "1536")])
+            .unwrap_err()
+            .starts_with("blocksize:"));
+        assert_eq!(cfg(&[("irqmode", "2")]).unwrap().irqmode, 2);
     }
 }

@@ -39,11 +39,11 @@
 //! 40, the ioprio-derived default).
 
 use crate::common::*;
-use blksim_block::elevator::{BioInfo, ElvParams, Tunable};
+use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::limits::QueueLimits;
 use blksim_block::request::{flags, IoPrioClass, Op, Request, RqId, RqPool};
 use blksim_block::{Elevator, ElvMerge};
-use blksim_core::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
+use blksim_core::{Ns, ParamDef, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Default per-task weight (the brief's default; cgroup `bfq.weight` default is 100, the
@@ -200,6 +200,101 @@ fn class_idx(c: IoPrioClass) -> usize {
         IoPrioClass::Idle => CLASS_IDLE,
     }
 }
+
+/// bfq's sysfs tunables (`bfq_attrs[]`). Bounds are what `bfq_var_store` accepts
+/// (`kstrtoul`, then the stores clamp to `INT_MAX`).
+pub static BFQ_TUNABLES: &[ParamDef] = &[
+    ParamDef::new(
+        "fifo_expire_sync",
+        "ms",
+        "125",
+        0,
+        i32::MAX as u64,
+        "sync request deadline inside a queue",
+        "block/bfq-iosched.c bfq_fifo_expire[1]",
+    ),
+    ParamDef::new(
+        "fifo_expire_async",
+        "ms",
+        "250",
+        0,
+        i32::MAX as u64,
+        "async request deadline inside a queue",
+        "block/bfq-iosched.c bfq_fifo_expire[0]",
+    ),
+    ParamDef::new(
+        "back_seek_max",
+        "KiB",
+        "16384",
+        0,
+        i32::MAX as u64,
+        "backward seek still served in order",
+        "block/bfq-iosched.c bfq_back_max",
+    ),
+    ParamDef::new(
+        "back_seek_penalty",
+        "count",
+        "2",
+        0,
+        i32::MAX as u64,
+        "multiplier of backward distance (stored clamped to 1..)",
+        "block/bfq-iosched.c bfq_back_penalty",
+    ),
+    ParamDef::new(
+        "slice_idle",
+        "ms",
+        "8",
+        0,
+        i32::MAX as u64,
+        "idling for the in-service sync queue",
+        "block/bfq-iosched.c bfq_slice_idle",
+    ),
+    ParamDef::new(
+        "slice_idle_us",
+        "us",
+        "8000",
+        0,
+        i32::MAX as u64,
+        "same as slice_idle, in us",
+        "block/bfq-iosched.c bfq_slice_idle_us_store",
+    ),
+    ParamDef::new(
+        "max_budget",
+        "sectors",
+        "0",
+        0,
+        i32::MAX as u64,
+        "0 = auto (16384 until the peak rate is known)",
+        "block/bfq-iosched.c bfq_max_budget_store",
+    ),
+    ParamDef::new(
+        "timeout_sync",
+        "ms",
+        "125",
+        0,
+        i32::MAX as u64,
+        "budget timeout (HZ/8; stored clamped to 1..)",
+        "block/bfq-iosched.c bfq_timeout_sync_store",
+    ),
+    ParamDef::new(
+        "strict_guarantees",
+        "count",
+        "0",
+        0,
+        i32::MAX as u64,
+        "0/1; always idle, one request in the driver at a time",
+        "block/bfq-iosched.c bfq_strict_guarantees_store",
+    ),
+    ParamDef::new(
+        "low_latency",
+        "count",
+        "1",
+        0,
+        i32::MAX as u64,
+        "0/1; weight-raising heuristics",
+        "block/bfq-iosched.c bfq_low_latency_store",
+    ),
+];
 
 pub struct Bfq {
     queues: Vec<Bfqq>,
@@ -1943,63 +2038,23 @@ impl Elevator for Bfq {
 
     fn tunables(&self) -> Vec<Tunable> {
         let ms = |ns: Ns| (ns / NSEC_PER_MSEC).to_string();
-        vec![
-            Tunable {
-                name: "fifo_expire_sync",
-                value: ms(self.bfq_fifo_expire[1]),
-                doc: "ms; sync request deadline inside a queue (125)",
-            },
-            Tunable {
-                name: "fifo_expire_async",
-                value: ms(self.bfq_fifo_expire[0]),
-                doc: "ms; async request deadline inside a queue (250)",
-            },
-            Tunable {
-                name: "back_seek_max",
-                value: self.bfq_back_max.to_string(),
-                doc: "KiB; backward seek still served in order (16384)",
-            },
-            Tunable {
-                name: "back_seek_penalty",
-                value: self.bfq_back_penalty.to_string(),
-                doc: "multiplier of backward distance (2)",
-            },
-            Tunable {
-                name: "slice_idle",
-                value: ms(self.bfq_slice_idle),
-                doc: "ms; idling for the in-service sync queue (8)",
-            },
-            Tunable {
-                name: "slice_idle_us",
-                value: (self.bfq_slice_idle / NSEC_PER_USEC).to_string(),
-                doc: "us; same as slice_idle (8000)",
-            },
-            Tunable {
-                name: "max_budget",
-                value: self.bfq_max_budget.to_string(),
-                doc: "sectors; 0 = auto (default 16384 until the peak rate is known)",
-            },
-            Tunable {
-                name: "timeout_sync",
-                value: jiffies_to_msecs(self.bfq_timeout).to_string(),
-                doc: "ms; budget timeout (HZ/8 = 125)",
-            },
-            Tunable {
-                name: "strict_guarantees",
-                value: (self.strict_guarantees as u32).to_string(),
-                doc: "0/1; always idle, one request in the driver at a time (0)",
-            },
-            Tunable {
-                name: "low_latency",
-                value: (self.low_latency as u32).to_string(),
-                doc: "0/1; weight-raising heuristics (1)",
-            },
-        ]
+        tunables_of(BFQ_TUNABLES, |name| match name {
+            "fifo_expire_sync" => ms(self.bfq_fifo_expire[1]),
+            "fifo_expire_async" => ms(self.bfq_fifo_expire[0]),
+            "back_seek_max" => self.bfq_back_max.to_string(),
+            "back_seek_penalty" => self.bfq_back_penalty.to_string(),
+            "slice_idle" => ms(self.bfq_slice_idle),
+            "slice_idle_us" => (self.bfq_slice_idle / NSEC_PER_USEC).to_string(),
+            "max_budget" => self.bfq_max_budget.to_string(),
+            "timeout_sync" => jiffies_to_msecs(self.bfq_timeout).to_string(),
+            "strict_guarantees" => (self.strict_guarantees as u32).to_string(),
+            _ => (self.low_latency as u32).to_string(),
+        })
     }
 
     /// The `STORE_FUNCTION`s of bfq (`bfq_var_store` + clamps).
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let v = parse_u64(name, value)?;
+        let v = parse_tunable(BFQ_TUNABLES, "bfq", name, value)?;
         match name {
             "fifo_expire_sync" => self.bfq_fifo_expire[1] = v.min(i32::MAX as u64) * NSEC_PER_MSEC,
             "fifo_expire_async" => self.bfq_fifo_expire[0] = v.min(i32::MAX as u64) * NSEC_PER_MSEC,
@@ -2044,7 +2099,7 @@ impl Elevator for Bfq {
                 }
                 self.low_latency = on;
             }
-            _ => return Err(format!("no tunable '{name}' for elevator 'bfq'")),
+            _ => unreachable!("bfq tunable {name} is in BFQ_TUNABLES but not stored"),
         }
         Ok(())
     }

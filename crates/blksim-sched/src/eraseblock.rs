@@ -37,14 +37,13 @@
 //! [`Elevator::completed_request_data`]; absorbed members' shells go back through
 //! [`Elevator::take_released`].
 
-use crate::common::parse_u64;
 use crate::mq_deadline::MqDeadline;
-use blksim_block::elevator::{BioInfo, ElvParams, Tunable};
+use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::integrity::{Integrity, INTERNAL_TOKEN};
 use blksim_block::limits::QueueLimits;
 use blksim_block::request::{flags, Bio, IoPrioClass, Op, Request, RqId, RqPool, NO_BIO};
 use blksim_block::{Elevator, ElvMerge};
-use blksim_core::{Ns, NSEC_PER_MSEC};
+use blksim_core::{Ns, ParamDef, NSEC_PER_MSEC};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Erase block assumed when the device reports none (measurements §4).
@@ -96,6 +95,19 @@ struct Held {
     seq: u64,
     since: Ns,
 }
+
+/// The `eraseblock` scheduler's tunables (its own, on top of mq-deadline's).
+pub static EB_TUNABLES: &[ParamDef] = &[
+    ParamDef::new("erase_block_kb", "KiB", "auto", 1, 1 << 20, "erase block (eMMC allocation unit) writes are grouped in; auto = the profile's card.au_kib, else 512", "blksim scheduler; measurements s4 (512 KiB erase blocks)"),
+    ParamDef::new("max_gap_kb", "KiB", "auto", 0, 1 << 20, "largest hole between grouped writes worth reading; auto = erase_block_kb", "blksim scheduler"),
+    ParamDef::new("neighbour_blocks", "count", "1", 0, 64, "erase blocks next to a write's own that one combined write may also cover", "blksim scheduler"),
+    ParamDef::new("write_wait_ms", "ms", "10", 0, 3_600_000, "how long a write no group wants may wait for neighbours while other I/O is in flight", "blksim scheduler"),
+    ParamDef::new("write_cost_ms", "ms", "255", 0, 3_600_000, "cost model: one write into an erase block, any size", "measurements s4: 250-255 ms"),
+    ParamDef::new("block_write_ms", "ms", "270", 0, 3_600_000, "cost model: writing one whole erase block", "measurements s4: 270 ms"),
+    ParamDef::new("read_base_us", "us", "1000", 0, 3_600_000_000, "cost model: fixed cost of one gap read", "blksim scheduler"),
+    ParamDef::new("read_kib_s", "KiB/s", "20480", 1, 1 << 30, "cost model: gap read throughput (20 MiB/s)", "measurements s4"),
+    ParamDef::new("debug_break_newer_writes", "count", "0", 0, 1, "test only: let gap data overwrite newer writes (the integrity oracle must catch it)", "blksim tests"),
+];
 
 pub struct EraseBlock {
     dd: MqDeadline,
@@ -736,76 +748,31 @@ impl Elevator for EraseBlock {
     }
 
     fn tunables(&self) -> Vec<Tunable> {
-        let mut v = vec![
-            Tunable {
-                name: "erase_block_kb",
-                value: (self.eb_sectors / 2).to_string(),
-                doc: "KiB; erase block (eMMC allocation unit) writes are grouped in (device profile: card.au_kib; else 512)",
-            },
-            Tunable {
-                name: "max_gap_kb",
-                value: (self.max_gap_sectors / 2).to_string(),
-                doc: "KiB; largest hole between grouped writes worth reading (erase_block_kb)",
-            },
-            Tunable {
-                name: "neighbour_blocks",
-                value: self.neighbour_blocks.to_string(),
-                doc: "erase blocks next to a write's own that one combined write may also cover (1)",
-            },
-            Tunable {
-                name: "write_wait_ms",
-                value: (self.write_wait_ns / NSEC_PER_MSEC).to_string(),
-                doc: "ms; how long a write no group wants may wait for neighbours while other I/O is in flight (10)",
-            },
-            Tunable {
-                name: "write_cost_ms",
-                value: (self.write_cost_ns / NSEC_PER_MSEC).to_string(),
-                doc: "ms; cost model: one write into an erase block, any size (measurements s4: 255)",
-            },
-            Tunable {
-                name: "block_write_ms",
-                value: (self.block_write_ns / NSEC_PER_MSEC).to_string(),
-                doc: "ms; cost model: writing one whole erase block (measurements s4: 270)",
-            },
-            Tunable {
-                name: "read_base_us",
-                value: (self.read_base_ns / 1000).to_string(),
-                doc: "us; cost model: fixed cost of one gap read (1000)",
-            },
-            Tunable {
-                name: "read_kib_s",
-                value: self.read_kib_s.to_string(),
-                doc: "KiB/s; cost model: gap read throughput (20480 = 20 MiB/s, measurements s4)",
-            },
-        ];
+        let mut v = tunables_of(EB_TUNABLES, |name| match name {
+            "erase_block_kb" => (self.eb_sectors / 2).to_string(),
+            "max_gap_kb" => (self.max_gap_sectors / 2).to_string(),
+            "neighbour_blocks" => self.neighbour_blocks.to_string(),
+            "write_wait_ms" => (self.write_wait_ns / NSEC_PER_MSEC).to_string(),
+            "write_cost_ms" => (self.write_cost_ns / NSEC_PER_MSEC).to_string(),
+            "block_write_ms" => (self.block_write_ns / NSEC_PER_MSEC).to_string(),
+            "read_base_us" => (self.read_base_ns / 1000).to_string(),
+            "read_kib_s" => self.read_kib_s.to_string(),
+            _ => (self.break_newer_writes as u32).to_string(),
+        });
         v.extend(self.dd.tunables());
         v
     }
 
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let mine = [
-            "erase_block_kb",
-            "max_gap_kb",
-            "neighbour_blocks",
-            "write_wait_ms",
-            "write_cost_ms",
-            "block_write_ms",
-            "read_base_us",
-            "read_kib_s",
-            "debug_break_newer_writes",
-        ];
-        if !mine.contains(&name) {
+        if !EB_TUNABLES.iter().any(|d| d.key == name) {
             return self
                 .dd
                 .set_tunable(name, value)
                 .map_err(|e| e.replace("'mq-deadline'", "'eraseblock'"));
         }
-        let v = parse_u64(name, value)?;
+        let v = parse_tunable(EB_TUNABLES, "eraseblock", name, value)?;
         match name {
             "erase_block_kb" => {
-                if v == 0 {
-                    return Err("erase_block_kb: must be > 0".into());
-                }
                 let gap_was_block = self.max_gap_sectors == self.eb_sectors;
                 self.eb_sectors = v * 2;
                 if gap_was_block {
@@ -813,14 +780,13 @@ impl Elevator for EraseBlock {
                 }
             }
             "max_gap_kb" => self.max_gap_sectors = v * 2,
-            "neighbour_blocks" => self.neighbour_blocks = v.min(64),
+            "neighbour_blocks" => self.neighbour_blocks = v,
             "write_wait_ms" => self.write_wait_ns = v * NSEC_PER_MSEC,
             "write_cost_ms" => self.write_cost_ns = v * NSEC_PER_MSEC,
             "block_write_ms" => self.block_write_ns = v * NSEC_PER_MSEC,
             "read_base_us" => self.read_base_ns = v * 1000,
-            "read_kib_s" => self.read_kib_s = v.max(1),
-            "debug_break_newer_writes" => self.break_newer_writes = v != 0,
-            _ => unreachable!(),
+            "read_kib_s" => self.read_kib_s = v,
+            _ => self.break_newer_writes = v != 0,
         }
         self.update_window();
         Ok(())

@@ -19,10 +19,10 @@
 //! [`Elevator::wants_run_on_completion`] is true.
 
 use crate::common::*;
-use blksim_block::elevator::{BioInfo, ElvParams, Tunable};
+use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::request::{Op, RqId, RqPool};
 use blksim_block::{Elevator, ElvMerge};
-use blksim_core::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
+use blksim_core::{Ns, ParamDef, NSEC_PER_MSEC, NSEC_PER_SEC};
 use std::collections::VecDeque;
 
 pub const KYBER_READ: usize = 0;
@@ -54,6 +54,29 @@ pub fn kyber_sched_domain(op: Op) -> usize {
         Op::Flush => KYBER_OTHER,
     }
 }
+
+/// kyber's sysfs tunables (`kyber_sched_attrs[]`). The kernel's store takes any u64
+/// (`kstrtoull`); blksim bounds the targets at one hour.
+pub static KYBER_TUNABLES: &[ParamDef] = &[
+    ParamDef::new(
+        "read_lat_nsec",
+        "ns",
+        "2000000",
+        1,
+        3600 * NSEC_PER_SEC,
+        "read latency target",
+        "block/kyber-iosched.c kyber_latency_targets[KYBER_READ]",
+    ),
+    ParamDef::new(
+        "write_lat_nsec",
+        "ns",
+        "10000000",
+        1,
+        3600 * NSEC_PER_SEC,
+        "write latency target",
+        "block/kyber-iosched.c kyber_latency_targets[KYBER_WRITE]",
+    ),
+];
 
 pub struct Kyber {
     // kyber_queue_data
@@ -392,26 +415,17 @@ impl Elevator for Kyber {
     }
 
     fn tunables(&self) -> Vec<Tunable> {
-        vec![
-            Tunable {
-                name: "read_lat_nsec",
-                value: self.latency_targets[KYBER_READ].to_string(),
-                doc: "ns; read latency target (2000000)",
-            },
-            Tunable {
-                name: "write_lat_nsec",
-                value: self.latency_targets[KYBER_WRITE].to_string(),
-                doc: "ns; write latency target (10000000)",
-            },
-        ]
+        tunables_of(KYBER_TUNABLES, |name| match name {
+            "read_lat_nsec" => self.latency_targets[KYBER_READ].to_string(),
+            _ => self.latency_targets[KYBER_WRITE].to_string(),
+        })
     }
 
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let v = parse_u64(name, value)?;
+        let v = parse_tunable(KYBER_TUNABLES, "kyber", name, value)?;
         match name {
             "read_lat_nsec" => self.latency_targets[KYBER_READ] = v,
-            "write_lat_nsec" => self.latency_targets[KYBER_WRITE] = v,
-            _ => return Err(format!("no tunable '{name}' for elevator 'kyber'")),
+            _ => self.latency_targets[KYBER_WRITE] = v,
         }
         Ok(())
     }

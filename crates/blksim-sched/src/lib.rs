@@ -107,4 +107,36 @@ mod tests_registry {
         }
         assert!(make_elevator("cfq", &params()).is_err());
     }
+
+    /// Every elevator's tunable table is well formed, the values it shows parse back within
+    /// its bounds, and out-of-range or malformed values are errors naming the tunable.
+    #[test]
+    fn tunable_tables_parse_and_bound() {
+        for (name, table) in [
+            ("mq-deadline", mq_deadline::DD_TUNABLES),
+            ("kyber", kyber::KYBER_TUNABLES),
+            ("bfq", bfq::BFQ_TUNABLES),
+            ("eraseblock", eraseblock::EB_TUNABLES),
+        ] {
+            blksim_core::param::check_table(table).unwrap();
+            let mut e = make_elevator(name, &params()).unwrap().unwrap();
+            for t in e.tunables() {
+                t.def.parse_u64(&t.value).unwrap();
+            }
+            for d in table {
+                let past = format!("{}", d.max as u128 + 1);
+                let err = e.set_tunable(d.key, &past).unwrap_err();
+                assert!(err.contains(d.key) && err.contains("out of range"), "{err}");
+                assert!(e.set_tunable(d.key, "x").is_err());
+            }
+        }
+        // Time tunables take the shared syntax: 2s is 2000 ms.
+        let mut dd = make_elevator("mq-deadline", &params()).unwrap().unwrap();
+        dd.set_tunable("write_expire", "2s").unwrap();
+        let t = dd.tunables();
+        assert_eq!(
+            t.iter().find(|t| t.name() == "write_expire").unwrap().value,
+            "2000"
+        );
+    }
 }

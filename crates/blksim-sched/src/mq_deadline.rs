@@ -14,11 +14,11 @@
 //! hook, so expiry has the kernel's 4 ms granularity.
 
 use crate::common::*;
-use blksim_block::elevator::{BioInfo, ElvParams, Tunable};
+use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::limits::QueueLimits;
 use blksim_block::request::{IoPrioClass, Op, RqId, RqPool};
 use blksim_block::{Elevator, ElvMerge};
-use blksim_core::Ns;
+use blksim_core::{Ns, ParamDef};
 use std::collections::{BTreeMap, VecDeque};
 
 pub const DD_READ: usize = 0;
@@ -73,6 +73,75 @@ struct RqMeta {
     fifo_key: Option<u64>,
     in_dispatch: bool,
 }
+
+/// mq-deadline's sysfs tunables (`deadline_attrs[]`). Bounds are what the stores accept
+/// (`kstrtoint`, non-negative; blksim refuses negative `writes_starved`, which the kernel would
+/// take); the stores then clamp as `STORE_INT`/`STORE_JIFFIES` do.
+pub static DD_TUNABLES: &[ParamDef] = &[
+    ParamDef::new(
+        "read_expire",
+        "ms",
+        "500",
+        0,
+        i32::MAX as u64,
+        "read deadline (HZ/2)",
+        "block/mq-deadline.c read_expire, STORE_JIFFIES",
+    ),
+    ParamDef::new(
+        "write_expire",
+        "ms",
+        "5000",
+        0,
+        i32::MAX as u64,
+        "write deadline (5*HZ)",
+        "block/mq-deadline.c write_expire",
+    ),
+    ParamDef::new(
+        "writes_starved",
+        "batches",
+        "2",
+        0,
+        i32::MAX as u64,
+        "read batches before a write batch is forced",
+        "block/mq-deadline.c writes_starved",
+    ),
+    ParamDef::new(
+        "front_merges",
+        "count",
+        "1",
+        0,
+        i32::MAX as u64,
+        "0/1; look up front merges in the sort tree (stored clamped to 0..1)",
+        "block/mq-deadline.c front_merges",
+    ),
+    ParamDef::new(
+        "async_depth",
+        "requests",
+        "auto",
+        0,
+        i32::MAX as u64,
+        "scheduler tags for async requests and writes; auto = nr_requests (stored clamped to 1..)",
+        "block/mq-deadline.c async_depth, dd_depth_updated",
+    ),
+    ParamDef::new(
+        "fifo_batch",
+        "requests",
+        "16",
+        0,
+        i32::MAX as u64,
+        "requests per batch",
+        "block/mq-deadline.c fifo_batch",
+    ),
+    ParamDef::new(
+        "prio_aging_expire",
+        "ms",
+        "10000",
+        0,
+        i32::MAX as u64,
+        "lower-priority requests older than this are served (10*HZ)",
+        "block/mq-deadline.c prio_aging_expire",
+    ),
+];
 
 pub struct MqDeadline {
     per_prio: [PerPrio; DD_PRIO_COUNT],
@@ -505,49 +574,21 @@ impl Elevator for MqDeadline {
     }
 
     fn tunables(&self) -> Vec<Tunable> {
-        vec![
-            Tunable {
-                name: "read_expire",
-                value: jiffies_to_msecs(self.fifo_expire[DD_READ]).to_string(),
-                doc: "ms; read deadline (HZ/2 = 500)",
-            },
-            Tunable {
-                name: "write_expire",
-                value: jiffies_to_msecs(self.fifo_expire[DD_WRITE]).to_string(),
-                doc: "ms; write deadline (5*HZ = 5000)",
-            },
-            Tunable {
-                name: "writes_starved",
-                value: self.writes_starved.to_string(),
-                doc: "read batches before a write batch is forced (2)",
-            },
-            Tunable {
-                name: "front_merges",
-                value: self.front_merges.to_string(),
-                doc: "0/1; look up front merges in the sort tree (1)",
-            },
-            Tunable {
-                name: "async_depth",
-                value: self.async_depth.to_string(),
-                doc: "scheduler tags for async requests and writes (nr_requests)",
-            },
-            Tunable {
-                name: "fifo_batch",
-                value: self.fifo_batch.to_string(),
-                doc: "requests per batch (16)",
-            },
-            Tunable {
-                name: "prio_aging_expire",
-                value: jiffies_to_msecs(self.prio_aging_expire).to_string(),
-                doc: "ms; lower-priority requests older than this are served (10*HZ = 10000)",
-            },
-        ]
+        tunables_of(DD_TUNABLES, |name| match name {
+            "read_expire" => jiffies_to_msecs(self.fifo_expire[DD_READ]).to_string(),
+            "write_expire" => jiffies_to_msecs(self.fifo_expire[DD_WRITE]).to_string(),
+            "writes_starved" => self.writes_starved.to_string(),
+            "front_merges" => self.front_merges.to_string(),
+            "async_depth" => self.async_depth.to_string(),
+            "fifo_batch" => self.fifo_batch.to_string(),
+            _ => jiffies_to_msecs(self.prio_aging_expire).to_string(),
+        })
     }
 
     /// The `STORE_*` macros: clamp to the kernel's bounds, ms → jiffies with
     /// `msecs_to_jiffies`.
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let v = parse_i64(name, value)?;
+        let v = parse_tunable(DD_TUNABLES, "mq-deadline", name, value)? as i64;
         let int = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
         match name {
             "read_expire" => {
@@ -562,8 +603,7 @@ impl Elevator for MqDeadline {
             "writes_starved" => self.writes_starved = int(v, i32::MIN as i64, i32::MAX as i64),
             "front_merges" => self.front_merges = int(v, 0, 1),
             "async_depth" => self.async_depth = int(v, 1, i32::MAX as i64) as u32,
-            "fifo_batch" => self.fifo_batch = int(v, 0, i32::MAX as i64),
-            _ => return Err(format!("no tunable '{name}' for elevator 'mq-deadline'")),
+            _ => self.fifo_batch = int(v, 0, i32::MAX as i64),
         }
         Ok(())
     }

@@ -158,7 +158,7 @@ fn new_queue_is_weight_raised() {
     bfq.set_tunable("low_latency", "0").unwrap();
     assert_eq!(bfq.task_wr_coeff(3), Some(1));
     let t = bfq.tunables();
-    let get = |n: &str| t.iter().find(|x| x.name == n).unwrap().value.clone();
+    let get = |n: &str| t.iter().find(|x| x.name() == n).unwrap().value.clone();
     assert_eq!(get("slice_idle"), "8");
     assert_eq!(get("timeout_sync"), "124"); // 31 jiffies (HZ/8 rounds down) × 4 ms
     assert_eq!(get("max_budget"), "16384");

@@ -239,7 +239,7 @@ fn limit_depth_and_tunables() {
     dd.set_tunable("read_expire", "250").unwrap();
     dd.set_tunable("write_expire", "1").unwrap();
     let t = dd.tunables();
-    let get = |n: &str| t.iter().find(|x| x.name == n).unwrap().value.clone();
+    let get = |n: &str| t.iter().find(|x| x.name() == n).unwrap().value.clone();
     assert_eq!(get("read_expire"), "252"); // 63 jiffies (ceil 62.5) × 4 ms
     assert_eq!(get("write_expire"), "4"); // ceil to one jiffy
     assert_eq!(get("prio_aging_expire"), "10000");

@@ -36,14 +36,14 @@ impl Default for RunOptions {
 /// the profile and `--set`; the defaults are [`QueueLimits::default`] after the driver's
 /// limits (`Driver::apply_limits`).
 pub const QUEUE_PARAMS: &[ParamDef] = &[
-    ParamDef { key: "scheduler", unit: "enum:none|mq-deadline|kyber|bfq|eraseblock", default: "none", doc: "the elevator (fio's ioscheduler= wins)", source: "block/elevator.c elv_iosched_store" },
-    ParamDef { key: "nr_requests", unit: "requests", default: "2 x min(queue_depth, 128)", doc: "scheduler tags per hardware queue", source: "block/blk-mq-sched.c blk_mq_init_sched" },
-    ParamDef { key: "max_sectors_kb", unit: "KiB", default: "1280", doc: "largest request (capped by max_hw_sectors_kb)", source: "BLK_DEF_MAX_SECTORS (2560 sectors)" },
-    ParamDef { key: "max_segments", unit: "count", default: "128", doc: "segments per request", source: "BLK_MAX_SEGMENTS; drivers override (mmc_setup_queue)" },
-    ParamDef { key: "nomerges", unit: "0|1|2", default: "0", doc: "0 all merges, 1 one-hit cache only, 2 none", source: "block/blk-sysfs.c queue_nomerges_store" },
-    ParamDef { key: "rotational", unit: "bool", default: "false", doc: "rotational device (bfq and mq-deadline heuristics)", source: "block/blk-sysfs.c" },
-    ParamDef { key: "rq_affinity", unit: "0|1|2", default: "1", doc: "completion CPU: 0 the IRQ CPU, 1 the submitter's unless they share a cache, 2 always the submitter's", source: "block/blk-sysfs.c queue_rq_affinity_store, blk_mq_complete_need_ipi" },
-    ParamDef { key: "sched_batch_dispatch", unit: "requests", default: "0", doc: "batch dispatch under one elevator lock (unmerged 2025 series); 0 = mainline", source: "Yu Kuai, blk-mq-sched: support request batch dispatching for sq elevator (v1-v4, 2025)" },
+    ParamDef::choice("scheduler", "enum:none|mq-deadline|deadline|kyber|bfq|eraseblock", "none", "the elevator (fio's ioscheduler= wins; deadline is the kernel's alias of mq-deadline)", "block/elevator.c elv_iosched_store"),
+    ParamDef::new("nr_requests", "requests", "auto", 4, 65536, "scheduler tags per hardware queue; auto = 2 x min(queue_depth, 128)", "block/blk-mq-sched.c blk_mq_init_sched; bounds: blk-sysfs.c queue_requests_store (BLKDEV_MIN_RQ 4), blksim 65536"),
+    ParamDef::new("max_sectors_kb", "KiB", "1280", 1, 1 << 22, "largest request (capped by max_hw_sectors_kb)", "BLK_DEF_MAX_SECTORS (2560 sectors); blk-sysfs.c queue_max_sectors_store"),
+    ParamDef::new("max_segments", "count", "128", 1, 65535, "segments per request", "BLK_MAX_SEGMENTS; drivers override (mmc_setup_queue)"),
+    ParamDef::choice("nomerges", "enum:0|1|2", "0", "0 all merges, 1 one-hit cache only, 2 none", "block/blk-sysfs.c queue_nomerges_store"),
+    ParamDef::choice("rotational", "bool", "false", "rotational device (bfq and mq-deadline heuristics)", "block/blk-sysfs.c"),
+    ParamDef::choice("rq_affinity", "enum:0|1|2", "1", "completion CPU: 0 the IRQ CPU, 1 the submitter's unless they share a cache, 2 always the submitter's", "block/blk-sysfs.c queue_rq_affinity_store, blk_mq_complete_need_ipi"),
+    ParamDef::new("sched_batch_dispatch", "requests", "0", 0, 65536, "batch dispatch under one elevator lock (unmerged 2025 series); 0 = mainline", "Yu Kuai, blk-mq-sched: support request batch dispatching for sq elevator (v1-v4, 2025)"),
 ];
 
 /// Build the driver a profile describes.
@@ -74,7 +74,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                 }
             }
             let cfg = blksim_nullblk::NullBlkConfig::from_lookup(&|k| p.get(k))
-                .map_err(|e| format!("{}: {e}", p.file))?;
+                .map_err(|e| locate(p, &e))?;
             Ok(Box::new(blksim_nullblk::NullBlk::new(cfg)))
         }
         "mmc" => {
@@ -128,28 +128,25 @@ pub fn build_limits(p: &Profile, drv: &dyn Driver) -> Result<QueueLimits, String
         if k.starts_with("iosched.") {
             continue;
         }
-        let num = |unit: &str| -> Result<u64, String> {
-            v.value.parse::<u64>().map_err(|_| {
-                format!(
-                    "{}: queue.{k}: expected a whole number ({unit}), got '{}'",
-                    v.origin, v.value
-                )
-            })
+        let Some(def) = QUEUE_PARAMS.iter().find(|d| d.key == k) else {
+            let hint = crate::profile::nearest(&k, QUEUE_PARAMS.iter().map(|q| q.key))
+                .map(|s| format!(" (did you mean 'queue.{s}'?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "{}: unknown queue setting 'queue.{k}'{hint}",
+                v.origin
+            ));
+        };
+        let at = |e: String| format!("{}: queue.{e}", v.origin);
+        let num = || def.parse_u64(&v.value).map_err(at);
+        let choice = || -> Result<u8, String> {
+            Ok(def.parse_enum(&v.value).map_err(at)?.parse().unwrap_or(0))
         };
         match k.as_str() {
-            "scheduler" => lim.scheduler = v.value.clone(),
-            "nr_requests" => {
-                let n = num("requests")?;
-                if !(4..=65536).contains(&n) {
-                    return Err(format!(
-                        "{}: queue.nr_requests: expected 4..65536, got {n}",
-                        v.origin
-                    ));
-                }
-                lim.nr_requests = n as u32;
-            }
+            "scheduler" => lim.scheduler = def.parse_enum(&v.value).map_err(at)?.to_string(),
+            "nr_requests" => lim.nr_requests = num()? as u32,
             "max_sectors_kb" => {
-                let n = num("KiB")?;
+                let n = num()?;
                 if n < (lim.logical_block_size as u64 / 1024).max(1) {
                     return Err(format!(
                         "{}: queue.max_sectors_kb: must be at least one logical block",
@@ -158,38 +155,12 @@ pub fn build_limits(p: &Profile, drv: &dyn Driver) -> Result<QueueLimits, String
                 }
                 lim.max_sectors_kb = (n as u32).min(lim.max_hw_sectors_kb);
             }
-            "max_segments" => lim.max_segments = num("count")?.clamp(1, u16::MAX as u64) as u16,
-            "nomerges" => {
-                let n = num("0, 1 or 2")?;
-                if n > 2 {
-                    return Err(format!(
-                        "{}: queue.nomerges: expected 0, 1 or 2, got {n}",
-                        v.origin
-                    ));
-                }
-                lim.nomerges = n as u8;
-            }
-            "rotational" => lim.rotational = matches!(v.value.as_str(), "1" | "true"),
-            "sched_batch_dispatch" => lim.sched_batch_dispatch = num("requests")? as u32,
-            "rq_affinity" => {
-                let n = num("0, 1 or 2")?;
-                if n > 2 {
-                    return Err(format!(
-                        "{}: queue.rq_affinity: expected 0, 1 or 2, got {n}",
-                        v.origin
-                    ));
-                }
-                lim.rq_affinity = n as u8;
-            }
-            _ => {
-                let hint = crate::profile::nearest(&k, QUEUE_PARAMS.iter().map(|q| q.key))
-                    .map(|s| format!(" (did you mean 'queue.{s}'?)"))
-                    .unwrap_or_default();
-                return Err(format!(
-                    "{}: unknown queue setting 'queue.{k}'{hint}",
-                    v.origin
-                ));
-            }
+            "max_segments" => lim.max_segments = num()? as u16,
+            "nomerges" => lim.nomerges = choice()?,
+            "rotational" => lim.rotational = def.parse_bool(&v.value).map_err(at)?,
+            "sched_batch_dispatch" => lim.sched_batch_dispatch = num()? as u32,
+            "rq_affinity" => lim.rq_affinity = choice()?,
+            _ => unreachable!("queue.{k} is in QUEUE_PARAMS but not applied"),
         }
     }
     Ok(lim)
@@ -535,9 +506,11 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
 
 /// Prefix a builder's error with where the key it names was set (`file:line` or `--set=...`).
 fn locate(p: &Profile, e: &str) -> String {
+    // Layers start their messages with the key they reject (`completion_nsec: ...`,
+    // `card.t_r_ns: ...`); name where the profile or `--set` gave it.
     let named = e
         .split(|c: char| c.is_whitespace() || c == ':' || c == '\'')
-        .find(|w| (w.starts_with("host.") || w.starts_with("card.")) && p.values.contains_key(*w));
+        .find(|w| !w.is_empty() && p.values.contains_key(*w));
     match named {
         Some(k) => format!("{}: {e}", p.origin(k)),
         None => format!("{}: {e}", p.file),

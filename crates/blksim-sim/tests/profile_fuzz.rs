@@ -74,7 +74,7 @@ fn kblockd_tail_is_parsed_and_bounded() {
     p.set("platform.kblockd_tail_ppm=1000001").unwrap();
     let e = Platform::from_profile(&p).unwrap_err();
     assert!(
-        e.contains("platform.kblockd_tail_ppm") && e.contains("0..1000000"),
+        e.contains("platform.kblockd_tail_ppm") && e.contains("0..=1000000 ppm"),
         "{e}"
     );
     // Latencies are bounded, so virtual time cannot overflow.

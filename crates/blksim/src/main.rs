@@ -135,14 +135,25 @@ fn params() -> Result<(), String> {
             blksim_device::emmc::CARD_PARAMS,
         ),
     ];
+    let line = |o: &mut String, prefix: &str, p: &ParamDef, current: Option<&str>| {
+        let value = match current {
+            Some(v) => format!("value {v:<12}"),
+            None => format!("default {:<12}", p.default),
+        };
+        let _ = writeln!(
+            o,
+            "  {prefix}{:<28} {:<10} {value} range {:<24} {}  [{}]",
+            p.key,
+            p.unit,
+            p.bounds_text(),
+            p.doc,
+            p.source
+        );
+    };
     for (title, prefix, table) in tables {
         let _ = writeln!(o, "{title}");
         for p in table {
-            let _ = writeln!(
-                o,
-                "  {prefix}{:<28} {:<10} default {:<12} {}  [{}]",
-                p.key, p.unit, p.default, p.doc, p.source
-            );
+            line(&mut o, prefix, p, None);
         }
         o.push('\n');
     }
@@ -161,11 +172,7 @@ fn params() -> Result<(), String> {
         if let Some(e) = blksim_sched::make_elevator(name, &ep)? {
             let _ = writeln!(o, "{name} (--set=queue.iosched.KEY)");
             for t in e.tunables() {
-                let _ = writeln!(
-                    o,
-                    "  queue.iosched.{:<22} {:<10} {}",
-                    t.name, t.value, t.doc
-                );
+                line(&mut o, "queue.iosched.", t.def, Some(&t.value));
             }
             o.push('\n');
         }

@@ -28,22 +28,15 @@ pub fn build_bus(p: &dyn ParamLookup) -> Result<BusTiming, String> {
 }
 
 pub fn build_nand(p: &dyn ParamLookup) -> Result<Nand, String> {
-    let nonzero = |k: &str| -> Result<u64, String> {
-        let v = get_u64(p, k)?;
-        if v == 0 {
-            Err(format!("{k}: must be > 0"))
-        } else {
-            Ok(v)
-        }
-    };
+    // The table's bounds keep every count here at least 1.
     Ok(Nand {
-        page_bytes: nonzero("card.page_kib")? * 1024,
-        parallel: nonzero("card.planes")? * nonzero("card.dies")?,
-        pages_per_block: nonzero("card.pages_per_block")?,
+        page_bytes: get_u64(p, "card.page_kib")? * 1024,
+        parallel: get_u64(p, "card.planes")? * get_u64(p, "card.dies")?,
+        pages_per_block: get_u64(p, "card.pages_per_block")?,
         t_r: get_u64(p, "card.t_r_ns")?,
         t_prog: get_u64(p, "card.t_prog_ns")?,
         t_bers: get_u64(p, "card.t_bers_ns")?,
-        channel_mbps: nonzero("card.channel_mbps")?,
+        channel_mbps: get_u64(p, "card.channel_mbps")?,
     })
 }
 
@@ -53,9 +46,6 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
     let bus = build_bus(p)?;
     let nand = build_nand(p)?;
     let capacity_bytes = get_u64(p, "card.capacity_mib")? << 20;
-    if capacity_bytes == 0 {
-        return Err("card.capacity_mib: must be > 0".into());
-    }
     let ftl = match get_enum(p, "card.ftl")? {
         "page" => Ftl::Page(PageFtl::new(
             &nand,
@@ -67,9 +57,6 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
         )?),
         _ => {
             let au = get_u64(p, "card.au_kib")? * 1024;
-            if au == 0 {
-                return Err("card.au_kib: must be > 0".into());
-            }
             Ftl::Au(
                 AuFtl::new(
                     au,
@@ -99,8 +86,13 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
         map_cache_segs: get_u32(p, "card.map_cache_segs")?,
         map_miss: get_u64(p, "card.map_miss_ns")?,
     };
-    if cfg.map_cache_segs > 0 && cfg.map_seg_bytes == 0 {
-        return Err("card.map_seg_kib: must be > 0 when card.map_cache_segs > 0".into());
+    // A background operation longer than its period would hold the NAND engine forever
+    // (and could not be caught up on in constant time, see `EmmcCard::run_bkops`).
+    if cfg.bkops_interval > 0 && cfg.bkops >= cfg.bkops_interval {
+        return Err(format!(
+            "card.bkops_ns: {} must be shorter than card.bkops_interval_ns ({})",
+            cfg.bkops, cfg.bkops_interval
+        ));
     }
     Ok(EmmcCard::new(cfg, bus, nand, ftl))
 }
