@@ -30,6 +30,11 @@ pub use slab::Slab;
 /// Virtual time or a duration, in nanoseconds.
 pub type Ns = u64;
 
+/// The end of virtual time: 2^62 ns, about 146 years. A run whose next event lies beyond it
+/// stops with an error instead of letting any sum of times wrap; every parameter's bound is
+/// far below it, so only a run that really simulates a century reaches it.
+pub const NS_HORIZON: Ns = 1 << 62;
+
 pub const NSEC_PER_USEC: Ns = 1_000;
 pub const NSEC_PER_MSEC: Ns = 1_000_000;
 pub const NSEC_PER_SEC: Ns = 1_000_000_000;

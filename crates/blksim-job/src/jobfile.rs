@@ -87,6 +87,7 @@ pub(crate) fn apply_opts(
         let (d, o) = resolved[i];
         apply_option(spec, d, o.value.as_deref())
             .map_err(|m| ParseError::new(&o.file, o.line, Some(d.name), m))?;
+        spec.mark_set(d.name, &o.file, o.line);
     }
     Ok(resolved
         .iter()

@@ -1432,8 +1432,44 @@ fn set_file_service_type(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Re
     }
 }
 
+/// Upper bound of `runtime`, `ramp_time` and `startdelay`: 10^9 s (about 31.7 years). fio
+/// keeps them as unsigned 64-bit microseconds; blksim's clock is 64-bit nanoseconds (about
+/// 584 years), and the bound keeps their sum far inside it.
+pub const MAX_JOB_TIME_NS: u64 = 1_000_000_000 * NS_PER_SEC;
+/// Upper bound of `thinktime`: fio stores it in an `unsigned int` of microseconds
+/// (`FIO_OPT_INT`, whose `maxval` defaults to `UINT_MAX` in `option_init`), about 71.6 minutes.
+pub const MAX_THINKTIME_NS: u64 = u32::MAX as u64 * NS_PER_US;
+
+/// A time option in `default_ns` units, at most `max_ns`.
+fn time_opt(v: &str, default_ns: u64, max_ns: u64) -> Result<u64, String> {
+    let out_of_range = || {
+        format!(
+            "time '{}' is out of range (at most {} s)",
+            v.trim(),
+            fmt_secs(max_ns)
+        )
+    };
+    match parse_time_ns(v, default_ns) {
+        Ok(ns) if ns <= max_ns => Ok(ns),
+        Ok(_) => Err(out_of_range()),
+        // Past 2^64 ns the number could not even be held: the same bound applies.
+        Err(e) if e.ends_with("is too large") => Err(out_of_range()),
+        Err(e) => Err(e),
+    }
+}
+
+/// `ns` as seconds with as many decimals as needed (`4294.967295`).
+fn fmt_secs(ns: u64) -> String {
+    let (s, frac) = (ns / NS_PER_SEC, ns % NS_PER_SEC);
+    if frac == 0 {
+        s.to_string()
+    } else {
+        format!("{s}.{:09}", frac).trim_end_matches('0').to_string()
+    }
+}
+
 fn set_runtime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    j.runtime_ns = parse_time_ns(v, NS_PER_SEC)?;
+    j.runtime_ns = time_opt(v, NS_PER_SEC, MAX_JOB_TIME_NS)?;
     Ok(())
 }
 
@@ -1443,12 +1479,12 @@ fn set_time_based(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<()
 }
 
 fn set_ramp_time(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    j.ramp_time_ns = parse_time_ns(v, NS_PER_SEC)?;
+    j.ramp_time_ns = time_opt(v, NS_PER_SEC, MAX_JOB_TIME_NS)?;
     Ok(())
 }
 
 fn set_startdelay(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    j.startdelay_ns = parse_range(v, |s| parse_time_ns(s, NS_PER_SEC))?;
+    j.startdelay_ns = parse_range(v, |s| time_opt(s, NS_PER_SEC, MAX_JOB_TIME_NS))?;
     Ok(())
 }
 
@@ -1484,7 +1520,7 @@ fn set_rate_process(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<
 }
 
 fn set_thinktime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    j.thinktime_ns = parse_time_ns(v, NS_PER_US)?;
+    j.thinktime_ns = time_opt(v, NS_PER_US, MAX_THINKTIME_NS)?;
     Ok(())
 }
 

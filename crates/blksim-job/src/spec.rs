@@ -1,6 +1,8 @@
 //! Typed fio job description. Field names follow fio's option names; defaults are fio's
 //! (`options.c`), see `../shared/reference/fio-and-traces.md` §2.
 
+use crate::error::ParseError;
+
 /// Data direction index, as fio's `enum fio_ddir` (DDIR_READ=0, DDIR_WRITE=1, DDIR_TRIM=2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Ddir {
@@ -283,6 +285,11 @@ pub struct JobSpec {
     /// substitution, and options given without a value (`time_based`) are left out, because
     /// fio's JSON writer skips them. Options inherited from `[global]` are not repeated here.
     pub raw_options: Vec<(String, String)>,
+    /// Where each option that applies to this job was last set: (canonical name, file, line),
+    /// including options inherited from `[global]` and command-line overrides. Semantic checks
+    /// made after parsing (a region smaller than a block, an unknown scheduler) point there
+    /// through [`JobSpec::error_at`].
+    pub set_at: Vec<(&'static str, String, usize)>,
     /// Accepted-but-ignored options, with a one-line note each (printed once to stderr).
     pub notes: Vec<String>,
     /// `description=` (free text; fio prints it only in the JSON "job options").
@@ -367,6 +374,7 @@ impl Default for JobSpec {
             verify: None,
             do_verify: true,
             raw_options: Vec::new(),
+            set_at: Vec::new(),
             notes: Vec::new(),
             description: None,
             offset_increment_pct: None,
@@ -376,6 +384,46 @@ impl Default for JobSpec {
 }
 
 impl JobSpec {
+    /// Record that `option` (canonical name) was set at `file:line`.
+    pub(crate) fn mark_set(&mut self, option: &'static str, file: &str, line: usize) {
+        match self.set_at.iter_mut().find(|(o, _, _)| *o == option) {
+            Some(slot) => {
+                slot.1 = file.to_string();
+                slot.2 = line;
+            }
+            None => self.set_at.push((option, file.to_string(), line)),
+        }
+    }
+
+    /// Where `option` was set for this job, if it was.
+    pub fn where_set(&self, option: &str) -> Option<(&str, usize)> {
+        self.set_at
+            .iter()
+            .find(|(o, _, _)| *o == option)
+            .map(|(_, f, l)| (f.as_str(), *l))
+    }
+
+    /// A semantic error about this job, located like a parse error: at the line of the first
+    /// of `options` that was set (they are the options the check involves, most specific
+    /// first), else at the job's section header.
+    pub fn error_at(&self, options: &[&'static str], message: impl Into<String>) -> ParseError {
+        let message = message.into();
+        for o in options {
+            if let Some((file, line)) = self.where_set(o) {
+                return ParseError::new(file, line, Some(o), message);
+            }
+        }
+        let (file, line) = match self.origin.rsplit_once(':') {
+            Some((f, l)) if l.parse::<usize>().is_ok() => (f, l.parse().unwrap_or(0)),
+            _ => (self.origin.as_str(), 0),
+        };
+        let what = match options.first() {
+            Some(o) => format!("job '{}': option '{o}' (default): {message}", self.name),
+            None => format!("job '{}': {message}", self.name),
+        };
+        ParseError::new(file, line, None, what)
+    }
+
     /// I/Os this job keeps in flight: 1 for sync engines whatever `iodepth` says (fio does the
     /// same: a sync engine returns FIO_Q_COMPLETED from `->queue`).
     pub fn effective_depth(&self) -> u32 {

@@ -76,9 +76,17 @@ fn same_result_as_a_job_file() {
     .unwrap();
     let mut c = cli.jobs[0].clone();
     let mut f = file.jobs[0].clone();
+    // Provenance: where each option was set, inherited from the global section or not.
+    assert_eq!(f.where_set("iodepth"), Some(("j.fio", 6)));
+    assert_eq!(f.where_set("bs"), Some(("j.fio", 2)));
+    assert_eq!(c.where_set("iodepth"), Some(("<command line>", 5)));
+    assert_eq!(c.where_set("bs"), Some(("<command line>", 1)));
+    assert_eq!(f.where_set("size"), None);
     // Only the provenance differs (and fio lists --name among a command-line job's options).
     c.origin.clear();
     f.origin.clear();
+    c.set_at.clear();
+    f.set_at.clear();
     c.raw_options.retain(|(k, _)| k != "name");
     assert_eq!(c, f);
 }

@@ -338,10 +338,18 @@ impl MmcDriver {
             return t;
         }
         let mut delay = self.cfg.host.busy_poll_min.max(1);
-        while t < busy_end {
+        while t < busy_end && delay < BUSY_POLL_MAX_NS {
             t += delay + c;
             self.stats.cmd13_polls += 1;
             delay = (delay * 2).min(BUSY_POLL_MAX_NS);
+        }
+        if t < busy_end {
+            // The sleep has reached its cap: the remaining polls are evenly spaced, counted in
+            // one step however long the card stays busy.
+            let step = delay + c;
+            let k = (busy_end - t).div_ceil(step);
+            t += k * step;
+            self.stats.cmd13_polls += k;
         }
         t
     }

@@ -10,7 +10,7 @@ use crate::platform::Platform;
 use blksim_block::queue::{BlkOut, BlkStats, BlkTraceRec, Submit};
 use blksim_block::request::{flags, IoPrioClass};
 use blksim_block::{Bio, BlkStatus, Driver, Op, RequestQueue};
-use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC};
+use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC, NS_HORIZON};
 use blksim_job::{Ddir, JobSpec};
 use blksim_report::stats::{JobStats, StatsOptions};
 use blksim_workload::{IoGen, IoU, Region};
@@ -240,15 +240,15 @@ impl Sim {
         let mut tasks = Vec::with_capacity(clones.len());
         for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
             let spec = &specs[*spec_idx];
-            let region = Region::resolve(spec, *clone, capacity_bytes)
-                .map_err(|e| format!("job '{}': {e}", spec.name))?;
+            // Semantic errors name the job file line (or command-line option) they concern.
+            let region =
+                Region::resolve(spec, *clone, capacity_bytes).map_err(|e| e.to_string())?;
             let root = blksim_workload::workload_root_seed(spec, seed);
             let streams = RngStreams::new(root);
             let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
-            let gen = IoGen::try_new(spec, region, &streams, i)
-                .map_err(|e| format!("job '{}': {e}", spec.name))?;
+            let gen = IoGen::try_new(spec, region, &streams, i).map_err(|e| e.to_string())?;
             let verify_gen = crate::verify::verify_gen(spec, region, &streams, i)
-                .map_err(|e| format!("job '{}': verify: {e}", spec.name))?;
+                .map_err(|e| format!("{e} (in the verify phase)"))?;
             let depth = spec.effective_depth();
             let batch_submit = if spec.iodepth_batch_submit == 0 {
                 depth
@@ -377,6 +377,11 @@ impl Sim {
     pub fn run(mut self) -> Result<SimOutput, String> {
         let mut handled: u64 = 0;
         while let Some((now, ev)) = self.evq.pop() {
+            if now >= NS_HORIZON {
+                return Err(format!(
+                    "simulated time would pass {NS_HORIZON} ns (about 146 years), the end of blksim's virtual clock; shorten the job's time options (thinktime, rate, runtime) or the device's latencies"
+                ));
+            }
             handled += 1;
             if handled > self.max_events {
                 return Err(format!(
@@ -813,7 +818,7 @@ impl Sim {
                 }
                 task.think_count = 0;
                 task.sleeping = true;
-                let at = now + task.thinktime_ns;
+                let at = now.saturating_add(task.thinktime_ns);
                 self.evq.push(at, Ev::TaskWake(t as u32));
                 return;
             }
@@ -890,7 +895,8 @@ impl Sim {
                 let gap = if task.rate_iops[d] > 0 {
                     NSEC_PER_SEC / task.rate_iops[d]
                 } else {
-                    (io.len as u128 * NSEC_PER_SEC as u128 / task.rate_bps[d] as u128) as Ns
+                    (io.len as u128 * NSEC_PER_SEC as u128 / task.rate_bps[d] as u128)
+                        .min(NS_HORIZON as u128) as Ns
                 };
                 let gap = if task.rate_poisson {
                     // Exponential inter-arrival times with the same mean (`rate_process=poisson`).
@@ -899,7 +905,7 @@ impl Sim {
                 } else {
                     gap
                 };
-                task.rate_next[d] = next.max(now.saturating_sub(gap)) + gap;
+                task.rate_next[d] = next.max(now.saturating_sub(gap)).saturating_add(gap);
                 task.rate_issued_ios[d] += 1;
                 task.rate_issued_bytes[d] += io.len;
             }

@@ -199,20 +199,37 @@ pub fn expand_jobs(jobs: &[JobSpec]) -> Vec<(usize, u32, u32, Vec<u32>)> {
     out
 }
 
-/// The elevator for the run: fio's `ioscheduler=` wins over the profile.
+/// The elevator for the run: fio's `ioscheduler=` wins over the profile. An unknown name, or
+/// two jobs asking for different ones, is an error at the job file line that asked.
 fn elevator_name(jobs: &[JobSpec], lim: &QueueLimits) -> Result<String, String> {
-    let mut chosen: Option<&str> = None;
+    let mut chosen: Option<(&str, &JobSpec)> = None;
     for j in jobs {
         if let Some(s) = j.ioscheduler.as_deref() {
-            if let Some(c) = chosen {
-                if c != s {
-                    return Err(format!("jobs ask for different I/O schedulers ('{c}' and '{s}'); blksim simulates one device queue"));
+            if blksim_sched::canonical_name(s).is_none() {
+                return Err(j
+                    .error_at(
+                        &["ioscheduler"],
+                        format!(
+                            "unknown I/O scheduler '{s}' (known: {})",
+                            blksim_sched::ELEVATOR_NAMES.join(", ")
+                        ),
+                    )
+                    .to_string());
+            }
+            if let Some((c, _)) = chosen {
+                if blksim_sched::canonical_name(c) != blksim_sched::canonical_name(s) {
+                    return Err(j
+                        .error_at(
+                            &["ioscheduler"],
+                            format!("this job asks for I/O scheduler '{s}', an earlier job for '{c}'; blksim simulates one device queue"),
+                        )
+                        .to_string());
                 }
             }
-            chosen = Some(s);
+            chosen = Some((s, j));
         }
     }
-    Ok(chosen.unwrap_or(&lim.scheduler).to_string())
+    Ok(chosen.map(|(s, _)| s).unwrap_or(&lim.scheduler).to_string())
 }
 
 /// Build and run a simulation.

@@ -28,7 +28,7 @@ pub fn verify_gen(
     region: Region,
     streams: &RngStreams,
     job_index: usize,
-) -> Result<Option<IoGen>, String> {
+) -> Result<Option<IoGen>, blksim_job::ParseError> {
     if !has_verify_phase(spec) {
         return Ok(None);
     }

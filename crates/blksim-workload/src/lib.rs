@@ -50,7 +50,7 @@ pub use blksim_job::Ddir;
 pub use dist::{hash_u64, Gauss, Zipf, GOLDEN_RATIO_64};
 
 use blksim_core::{Rng, RngStreams};
-use blksim_job::{JobSpec, RandomDistribution, RwPattern, SizeOrPct};
+use blksim_job::{JobSpec, ParseError, RandomDistribution, RwPattern, SizeOrPct};
 
 /// One I/O unit: direction, absolute byte offset on the device, length in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,7 +110,11 @@ impl Region {
     ///   device, aligned down to the minimum block size), else the rest of the device;
     /// * the length is clamped to the end of the device (fio would stop at the device end);
     /// * errors as fio: offset beyond the device, or a region smaller than the block size.
-    pub fn resolve(spec: &JobSpec, clone_index: u32, device_bytes: u64) -> Result<Region, String> {
+    pub fn resolve(
+        spec: &JobSpec,
+        clone_index: u32,
+        device_bytes: u64,
+    ) -> Result<Region, ParseError> {
         let min_bs = td_min_bs(spec);
         // get_start_offset: offset (+ clone × increment); when either is a percentage the
         // sum is aligned up to the minimum block size.
@@ -132,14 +136,16 @@ impl Region {
         };
         let mut start = base
             .checked_add(increment.saturating_mul(clone_index as u64))
-            .ok_or_else(|| format!("{}: offset overflows", spec.name))?;
+            .ok_or_else(|| spec.error_at(&["offset_increment", "offset"], "offset overflows"))?;
         if align {
             start = start.div_ceil(min_bs) * min_bs;
         }
         if start >= device_bytes {
-            return Err(format!(
-                "{}: you need to specify valid offset= (start {} is beyond the device size {})",
-                spec.name, start, device_bytes
+            return Err(spec.error_at(
+                &["offset", "offset_increment"],
+                format!(
+                    "you need to specify valid offset= (start {start} is beyond the device size {device_bytes})"
+                ),
             ));
         }
         let avail = device_bytes - start;
@@ -162,9 +168,11 @@ impl Region {
         }
         len = len.min(avail);
         if len < min_bs {
-            return Err(format!(
-                "{}: blocksize is larger than data set range",
-                spec.name
+            return Err(spec.error_at(
+                &["size", "filesize", "offset", "bs", "bsrange", "bssplit"],
+                format!(
+                    "blocksize is larger than data set range ({len} bytes available, block size {min_bs})"
+                ),
             ));
         }
         Ok(Region {
@@ -303,7 +311,7 @@ impl IoGen {
         region: Region,
         streams: &RngStreams,
         job_index: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ParseError> {
         let name = |s: &str| format!("job{job_index}.{s}");
         let rngs = Rngs {
             ddir: streams.stream(&name("ddir")),
@@ -421,7 +429,7 @@ impl IoGen {
         min_bs: &[u64; 3],
         ba: &[u64; 3],
         rng: &mut Rng,
-    ) -> Result<Dist, String> {
+    ) -> Result<Dist, ParseError> {
         // __init_rand_distribution: ranges of min(min_bs[R], min_bs[W]) over the region.
         let range_size = min_bs[0].min(min_bs[1]).max(1);
         let fsize = region.len.min(region.device_bytes);
@@ -430,24 +438,27 @@ impl IoGen {
             RandomDistribution::Random => Dist::Random,
             RandomDistribution::Zipf { theta, center } => {
                 if *theta == 1.0 || !theta.is_finite() || *theta <= 0.0 {
-                    return Err(format!("{}: zipf theta must be > 0 and != 1.0", spec.name));
+                    return Err(spec.error_at(
+                        &["random_distribution"],
+                        "zipf theta must be > 0 and != 1.0",
+                    ));
                 }
                 Dist::Zipf(Zipf::zipf(nranges, *theta, *center, rng))
             }
             RandomDistribution::Pareto { h, center } => {
                 if !(*h > 0.0 && *h < 1.0) {
-                    return Err(format!(
-                        "{}: pareto input out of range (0 < h < 1)",
-                        spec.name
+                    return Err(spec.error_at(
+                        &["random_distribution"],
+                        "pareto input out of range (0 < h < 1)",
                     ));
                 }
                 Dist::Pareto(Zipf::pareto(nranges, *h, *center, rng))
             }
             RandomDistribution::Normal { dev_pct, center } => {
                 if !(*dev_pct >= 0.0 && *dev_pct <= 100.0) {
-                    return Err(format!(
-                        "{}: normal deviation out of range (0..100)",
-                        spec.name
+                    return Err(spec.error_at(
+                        &["random_distribution"],
+                        "normal deviation out of range (0..100)",
                     ));
                 }
                 Dist::Gauss(Gauss::new(nranges, *dev_pct, *center))
@@ -470,7 +481,10 @@ impl IoGen {
                     if let Some(last) = zi.iter().filter(|z| z.valid).map(|z| z.size).max() {
                         let lastb = Self::last_block_of(region, min_bs[d], ba[d]);
                         if last / ba[d] > lastb {
-                            return Err(format!("{}: zoned_abs sizes exceed file size", spec.name));
+                            return Err(spec.error_at(
+                                &["random_distribution"],
+                                "zoned_abs sizes exceed file size",
+                            ));
                         }
                     }
                 }

@@ -1,0 +1,345 @@
+//! Every run is bounded by its events: inputs that used to hang finish, huge time values cost
+//! what small ones cost, time parameters have bounds with clear errors, virtual time cannot
+//! wrap, and errors found after parsing name the file and line they come from.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A liveness guard, not a speed target: every run here takes milliseconds; a hang would
+/// otherwise stall the suite forever.
+const HANG: Duration = Duration::from_secs(120);
+
+struct Out {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str]) -> Out {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(args)
+        .env("BLKSIM_FAKE_TIME", "1795310737")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run blksim");
+    let t0 = Instant::now();
+    // Drain the pipes on threads so a large report cannot block the child.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let h1 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let h2 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > HANG {
+            let _ = child.kill();
+            panic!("blksim {args:?} did not finish within {HANG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Out {
+        ok: status.success(),
+        stdout: h1.join().unwrap(),
+        stderr: h2.join().unwrap(),
+    }
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.push("--output-format=json");
+    let o = run(&a);
+    assert!(o.ok, "{args:?}: {}", o.stderr);
+    serde_json::from_str(&o.stdout).expect("JSON")
+}
+
+fn ios(v: &serde_json::Value) -> u64 {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            ["read", "write", "trim"]
+                .iter()
+                .map(|d| j[d]["total_ios"].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// Verify runs with random block sizes on the eMMC profiles used to spin forever (an
+/// unaligned read's last NAND round underflowed); they finish, with events a small multiple
+/// of their I/Os and every read checked.
+#[test]
+fn former_hangs_finish_in_a_few_events_per_io() {
+    for (dev, bsrange) in [
+        ("emmc-hbg4a2", "512-128k"),
+        ("emmc-hbg4a2", "4k-128k"),
+        ("emmc-512k-2009", "512-64k"),
+    ] {
+        let bs = format!("--bsrange={bsrange}");
+        let dev = format!("--device={dev}");
+        let v = json(&[
+            "run",
+            "--name=v",
+            "--rw=randwrite",
+            &bs,
+            "--size=8m",
+            "--io_size=16k",
+            "--verify=crc32c",
+            &dev,
+        ]);
+        let events = v["blksim"]["events"].as_u64().unwrap();
+        let n = ios(&v);
+        assert!(
+            n > 0 && events <= 20 * n,
+            "{dev} {bs}: {events} events for {n} I/Os"
+        );
+        assert!(v["blksim"]["integrity"]["reads_checked"].as_u64().unwrap() > 0);
+        assert_eq!(v["blksim"]["integrity"]["mismatches"], 0);
+    }
+}
+
+/// The longest thinktime fio can store (UINT_MAX µs) and the longest completion time a
+/// null_blk accepts cost the same events as short ones: sample windows are skipped, not
+/// stepped through.
+#[test]
+fn long_idle_times_cost_what_short_ones_cost() {
+    let think = |t: &str| {
+        let tt = format!("--thinktime={t}");
+        json(&[
+            "run",
+            "--device=null_blk",
+            "--name=t",
+            "--rw=randread",
+            "--number_ios=3",
+            &tt,
+        ])
+    };
+    let short = think("1s");
+    let long = think("4294967295");
+    assert_eq!(short["blksim"]["events"], long["blksim"]["events"]);
+    assert_eq!(ios(&short), 3);
+    assert_eq!(ios(&long), 3);
+    // Three thinktimes of 4294.967295 s each: the run spans hours of virtual time.
+    assert!(long["jobs"][0]["job_runtime"].as_u64().unwrap() > 12_000_000);
+    let comp = |c: &str| {
+        let s = format!("--set=completion_nsec={c}");
+        json(&[
+            "run",
+            "--device=null_blk",
+            "--set=irqmode=2",
+            &s,
+            "--name=c",
+            "--rw=randread",
+            "--number_ios=3",
+        ])
+    };
+    assert_eq!(
+        comp("10us")["blksim"]["events"],
+        comp("3600s")["blksim"]["events"]
+    );
+}
+
+#[test]
+fn time_values_past_their_bounds_are_located_errors() {
+    // fio stores thinktime in an unsigned int of microseconds.
+    let o = run(&[
+        "run",
+        "--device=null_blk",
+        "--name=t",
+        "--rw=read",
+        "--number_ios=3",
+        "--thinktime=1000000000000s",
+    ]);
+    assert!(!o.ok);
+    assert!(
+        o.stderr.contains("<command line>:3: option 'thinktime'")
+            && o.stderr.contains("at most 4294.967295 s"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&["run", "--name=t", "--rw=read", "--runtime=2000000000"]);
+    assert!(
+        !o.ok && o.stderr.contains("option 'runtime'"),
+        "{}",
+        o.stderr
+    );
+    for (set, key) in [
+        (
+            "--set=completion_nsec=18446744073709551615",
+            "completion_nsec",
+        ),
+        ("--set=card.t_prog_ns=61s", "card.t_prog_ns"),
+        ("--set=host.wakeup_ns=1h", "host.wakeup_ns"),
+        ("--set=platform.syscall_ns=2m", "platform.syscall_ns"),
+        ("--set=queue.iosched.read_lat_nsec=2h", "read_lat_nsec"),
+    ] {
+        let dev = if set.contains("card.") || set.contains("host.") {
+            "--device=emmc-hbg4a2"
+        } else {
+            "--device=null_blk"
+        };
+        let sched = "--set=queue.scheduler=kyber";
+        let o = run(&[
+            "run",
+            dev,
+            sched,
+            set,
+            "--name=t",
+            "--rw=read",
+            "--number_ios=1",
+        ]);
+        assert!(!o.ok, "{set} accepted");
+        assert!(
+            o.stderr.contains(set) && o.stderr.contains(key) && o.stderr.contains("out of range"),
+            "{set}: {}",
+            o.stderr
+        );
+    }
+}
+
+/// A run whose events would pass the end of the 64-bit nanosecond clock stops with an error
+/// instead of wrapping: 1 MiB I/Os at 1 byte/s are 12 days apart, so a few thousand of them
+/// span more than 146 years.
+#[test]
+fn virtual_time_cannot_wrap() {
+    let o = run(&[
+        "run",
+        "--device=null_blk",
+        "--name=r",
+        "--rw=write",
+        "--bs=1m",
+        "--rate=1",
+        "--number_ios=10000",
+    ]);
+    assert!(!o.ok);
+    assert!(
+        o.stderr.contains("end of blksim's virtual clock"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// One value syntax everywhere: `20us` and `20000` (ns) mean the same in a profile, on
+/// `--set`, and in a job file (thinktime in µs by default).
+#[test]
+fn one_value_syntax_for_profiles_set_and_jobs() {
+    let digest = |args: &[&str]| json(args)["blksim"]["event_digest"].clone();
+    let base = [
+        "run",
+        "--device=null_blk",
+        "--set=irqmode=2",
+        "--name=a",
+        "--rw=randread",
+        "--number_ios=200",
+        "--thinktime_blocks=10",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        digest(&a)
+    };
+    let a = with(&["--set=completion_nsec=20us", "--thinktime=20"]);
+    let b = with(&["--set=completion_nsec=20000", "--thinktime=20us"]);
+    let c = with(&["--set=completion_nsec=(10us*2)", "--thinktime=0.02ms"]);
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+    assert_ne!(a, with(&["--set=completion_nsec=21us", "--thinktime=20"]));
+    // The same value in a profile file.
+    let dir = std::env::temp_dir().join(format!("blksim-bounded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prof = dir.join("nb.toml");
+    std::fs::write(
+        &prof,
+        "driver = \"null_blk\"\n[device]\nirqmode = 2\ncompletion_nsec = \"20us\"\nsize = 16384\n",
+    )
+    .unwrap();
+    let dev = format!("--device={}", prof.display());
+    let mut a2 = base.to_vec();
+    a2[1] = &dev;
+    a2.push("--thinktime=20");
+    assert_eq!(digest(&a2), a);
+    // And an error in the profile names its line.
+    std::fs::write(
+        &prof,
+        "driver = \"null_blk\"\n[device]\nirqmode = 2\ncompletion_nsec = \"20 lightyears\"\n",
+    )
+    .unwrap();
+    let o = run(&["run", &dev, "--name=a", "--rw=read", "--number_ios=1"]);
+    assert!(!o.ok);
+    assert!(
+        o.stderr
+            .contains(&format!("{}:4: completion_nsec", prof.display())),
+        "{}",
+        o.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Errors found after parsing point at the job file line of the option that caused them.
+#[test]
+fn semantic_errors_name_file_line_and_option() {
+    let dir = std::env::temp_dir().join(format!("blksim-semantic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("j.fio");
+    let cases: [(&str, &str); 5] = [
+        (
+            "[global]\nbs=4k\n\n[a]\nrw=read\nsize=1k\n",
+            ":6: option 'size': blocksize is larger than data set range",
+        ),
+        (
+            "[a]\nrw=read\nsize=1m\nioscheduler=cfq\n",
+            ":4: option 'ioscheduler': unknown I/O scheduler 'cfq'",
+        ),
+        (
+            "[a]\nrw=read\nioscheduler=bfq\n[b]\nrw=read\nioscheduler=kyber\n",
+            ":6: option 'ioscheduler': this job asks for I/O scheduler 'kyber'",
+        ),
+        (
+            "[a]\nrw=randread\noffset=1p\n",
+            ":3: option 'offset': you need to specify valid offset=",
+        ),
+        (
+            "[global]\nrandom_distribution=zipf:1\n[a]\nrw=randread\nsize=1m\n",
+            ":2: option 'random_distribution': zipf theta",
+        ),
+    ];
+    for (text, want) in cases {
+        std::fs::write(&job, text).unwrap();
+        let o = run(&["run", job.to_str().unwrap(), "--device=null_blk"]);
+        assert!(!o.ok, "{text} ran");
+        let expect = format!("{}{want}", job.display());
+        assert!(
+            o.stderr.contains(&expect),
+            "want {expect}\ngot {}",
+            o.stderr
+        );
+    }
+    // A command-line option is named by its position among the fio options (from 0).
+    let o = run(&[
+        "run",
+        "--device=null_blk",
+        "--name=a",
+        "--rw=read",
+        "--bs=8k",
+        "--size=4k",
+    ]);
+    assert!(
+        o.stderr
+            .contains("<command line>:3: option 'size': blocksize is larger"),
+        "{}",
+        o.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
