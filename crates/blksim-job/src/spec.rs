@@ -1,5 +1,5 @@
 //! Typed fio job description. Field names follow fio's option names; defaults are fio's
-//! (`options.c`), see `../shared/reference/fio-and-traces.md` §2.
+//! (`options.c`), as fio's HOWTO documents them under "Job file parameters".
 
 /// Data direction index, as fio's `enum fio_ddir` (DDIR_READ=0, DDIR_WRITE=1, DDIR_TRIM=2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
