@@ -334,6 +334,7 @@ fn syntax_files_have_their_meaning() {
         "kb_base applies first"
     );
     assert_eq!(sizes("iec-in-1000"), (b(2 << 20), 4096, 1000));
+    let s = load("syntax-percent-sizes.fio");
     let p = job(&s, "percent-of-device");
     assert_eq!(p.size, Some(SizeOrPct::PctMilli(1_000)));
     assert_eq!(p.offset, SizeOrPct::PctMilli(10_000));
@@ -578,6 +579,8 @@ fn engine_and_timing_files_have_their_meaning() {
     ] {
         assert_eq!(job(&s, name).unified_rw_reporting, u, "[{name}]");
     }
+    let j = job(&s, "unified-both");
+    assert!(j.new_group && j.group_reporting);
     assert!(s.jobs.iter().all(|j| j.name != "section-name"));
     let header = std::fs::read_to_string(corpus().join("reporting.fio"))
         .unwrap()
