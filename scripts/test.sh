@@ -37,7 +37,7 @@ if ! command -v fio >/dev/null 2>&1 || ! command -v fio_jsonplus_clat2csv >/dev/
   missing+=(fio)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "scripts/test.sh: installing ${missing[*]} (blkparse/btt for the trace tests, fio for the live comparisons)" >&2
+  echo "scripts/test.sh: installing ${missing[*]} (blktrace: blkparse and btt for the trace tests; fio: the live comparisons with fio)" >&2
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
