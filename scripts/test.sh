@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh machine: installs what the tests need (the real
-# blkparse/btt from Debian's `blktrace` package, which the trace tests run), then runs every
-# test of the workspace. CI runs this through .ci/run.
+# The whole test suite, on a fresh machine: checks that the repository needs nothing beside
+# it, installs what the tests need (the real blkparse/btt from Debian's `blktrace` package,
+# which the trace tests run, and Debian's `fio` 3.33 with fio_jsonplus_clat2csv, which the
+# live comparisons run), then runs every test of the workspace. CI runs this through .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,12 +15,33 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# A clone of the repository alone must pass: no tracked file may point into a folder beside
+# it (such as ../shared). This script is left out because it names the pattern.
+pattern='(\.\./)+shared|shared/reference'
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  outside=$(git grep -n -E -e "$pattern" -- ':!scripts/test.sh' || true)
+else
+  outside=$(grep -rnIE --exclude-dir=target --exclude-dir=.git --exclude=test.sh -e "$pattern" . || true)
+fi
+if [ -n "$outside" ]; then
+  echo "scripts/test.sh: these lines refer to files outside the repository:" >&2
+  echo "$outside" >&2
+  exit 1
+fi
+
+missing=()
 if ! command -v blkparse >/dev/null 2>&1 || ! command -v btt >/dev/null 2>&1; then
-  echo "scripts/test.sh: installing blktrace (blkparse, btt) for the trace tests" >&2
+  missing+=(blktrace)
+fi
+if ! command -v fio >/dev/null 2>&1 || ! command -v fio_jsonplus_clat2csv >/dev/null 2>&1; then
+  missing+=(fio)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "scripts/test.sh: installing ${missing[*]} (blktrace: blkparse and btt for the trace tests; fio: the live comparisons with fio)" >&2
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq blktrace >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 cargo test --workspace --locked "$@"

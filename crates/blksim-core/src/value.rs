@@ -25,8 +25,8 @@ const MAX_EXPR_DEPTH: usize = 64;
 /// fio (`__get_mult_bytes`): with `kb_base=1024` (the default) `k/m/g/t/p` are powers of 1024
 /// and the IEC spellings are powers of 1000, "opposite from the standards to provide
 /// compatibility with old scripts"; `kb_base=1000` swaps them. fio's code matches only the
-/// three-letter `kib` (a bare `ki` falls through to `k`); we follow the HOWTO and
-/// `fio-and-traces.md` §1, which treat `ki` like `kib`.
+/// three-letter `kib` (a bare `ki` falls through to `k`); we follow fio's HOWTO ("Parameter
+/// types", int), which lists `Ki`, `Mi`, ... as the IEC prefixes, so `ki` counts like `kib`.
 pub fn size_suffix_mult(suffix: &str, kb_base: u32) -> Option<u64> {
     let s = suffix.to_ascii_lowercase();
     if s.is_empty() || s == "b" {

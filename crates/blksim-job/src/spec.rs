@@ -1,5 +1,5 @@
 //! Typed fio job description. Field names follow fio's option names; defaults are fio's
-//! (`options.c`), see `../shared/reference/fio-and-traces.md` §2.
+//! (`options.c`), as fio's HOWTO documents them under "Job file parameters".
 
 use crate::error::ParseError;
 

@@ -1,6 +1,6 @@
 //! No input may panic the front end. A deterministic generator (fixed seed, so failures
 //! reproduce) feeds the job-file and command-line parsers thousands of inputs: random bytes,
-//! the reference job files with their lines shuffled and mutated, and lines built from real
+//! the repository's job-file corpus (tests/jobs) with its lines shuffled and mutated, and lines built from real
 //! option names with hostile values. Successful parses are checked against invariants.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -132,23 +132,32 @@ fn option_names() -> Vec<&'static str> {
     v
 }
 
-fn reference_lines() -> Vec<String> {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference");
-    let mut lines = Vec::new();
-    for sub in ["fio-examples", "fio-samples"] {
-        let dir = base.join(sub);
-        let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        let mut paths: Vec<_> = rd
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "fio"))
-            .collect();
-        paths.sort();
-        for p in paths {
-            let text = std::fs::read_to_string(&p).unwrap();
-            lines.extend(text.lines().map(str::to_string));
+/// Every line of the repository's job-file corpus (`tests/jobs/`, refused files and include
+/// fragments too), in a fixed order.
+fn corpus_lines() -> Vec<String> {
+    fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+        let rd = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, files);
+            } else if p.extension().is_some_and(|x| x == "fio" || x == "inc") {
+                files.push(p);
+            }
         }
     }
-    assert!(lines.len() > 100);
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/jobs"),
+        &mut files,
+    );
+    files.sort();
+    let mut lines = Vec::new();
+    for p in files {
+        let text = std::fs::read_to_string(&p).unwrap();
+        lines.extend(text.lines().map(str::to_string));
+    }
+    assert!(lines.len() > 500, "corpus has only {} lines", lines.len());
     lines
 }
 
@@ -276,8 +285,8 @@ fn random_bytes_never_panic() {
 }
 
 #[test]
-fn mutated_reference_files_never_panic() {
-    let lines = reference_lines();
+fn mutated_corpus_files_never_panic() {
+    let lines = corpus_lines();
     let mut rng = Rng(0x5eed_0002);
     let mut accepted = 0;
     for _ in 0..6000 {

@@ -75,8 +75,8 @@
 //! | request completed (`blk_mq_end_request`), `error` = -errno       | Complete | `C`    |
 //!
 //! btt pairs these by sector: Q2G, G2I, I2D (scheduler time), D2C (driver + device) and Q2C.
-//! Requests issued directly without a scheduler have no `I`, as in the real blk-mq trace in
-//! `traces/local/loop0.blkparse.txt`.
+//! Requests issued directly without a scheduler have no `I`, as in the real blk-mq capture in
+//! `tests/data/loop0.blktrace.*` (`blkparse -i loop0` in that folder prints it).
 //!
 //! # MMC-layer events are message records
 //! blktrace has no action codes for the MMC host (legacy, hsq, CQE paths), so the MMC crate

@@ -14,7 +14,7 @@ fn ev(t: u64, action: Action, op: Op, sector: u64, bytes: u32) -> TraceEvent {
     TraceEvent::new(t, action, op, sector, bytes)
 }
 
-/// Action words seen in the real capture (traces/local/loop0.blktrace.*, kernel 6.18).
+/// Action words seen in the real capture (tests/data/loop0.blktrace.*, kernel 6.18).
 #[test]
 fn action_words_match_kernel_capture() {
     let s = ReqFlags::SYNC;

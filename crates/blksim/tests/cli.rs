@@ -11,11 +11,30 @@ fn bin() -> Command {
     c
 }
 
-fn reference() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference");
-    assert!(p.is_dir(), "reference folder missing at {}", p.display());
-    p
+/// The repository's job-file corpus (tests/jobs/README.md).
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/jobs")
 }
+
+fn fio_files(sub: &str) -> Vec<PathBuf> {
+    let dir = corpus().join(sub);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Files in `tests/jobs/refused/`, with the line and the option blksim refuses there.
+const REFUSED: &[(&str, u32, &str)] = &[
+    ("bssplit-over-100.fio", 6, "bssplit"),
+    ("ioengine-mtd.fio", 6, "ioengine"),
+    ("random-distribution-sequence.fio", 8, "random_distribution"),
+    ("zonemode-strided.fio", 7, "zonemode"),
+    ("zonemode-zbd.fio", 5, "zonemode"),
+];
 
 fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run blksim")
@@ -36,132 +55,68 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-/// Every example job file shipped with fio either runs or fails with an error that names
-/// the file, the line and the option.
+/// Every corpus job file runs on null_blk to a report with one entry per job (or group), and
+/// every refused file fails with an error naming the file, the line and the option.
 #[test]
-fn every_reference_job_file_runs_or_fails_located() {
-    let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["fio-examples", "fio-samples"] {
-        for e in std::fs::read_dir(reference().join(dir)).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().map(|x| x == "fio").unwrap_or(false) {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    assert!(
-        files.len() >= 25,
-        "expected fio's examples, found {}",
-        files.len()
-    );
-    let mut ran = 0;
+fn every_corpus_job_file_runs_or_fails_located() {
+    let mut files = fio_files("");
+    files.extend(fio_files("blksim-only"));
+    assert!(files.len() >= 25, "only {} corpus files", files.len());
     for f in &files {
-        // The command-line override keeps each run short (blksim's documented convenience).
-        let o = run(&[
-            "run",
-            f.to_str().unwrap(),
-            "--runtime=0.02",
-            "--device=null_blk",
-        ]);
-        if o.status.success() {
-            assert!(
-                stdout(&o).contains("Run status group 0"),
-                "{}: no report",
-                f.display()
-            );
-            ran += 1;
-        } else {
-            let e = stderr(&o);
-            let name = f.file_name().unwrap().to_str().unwrap();
-            let located = e.lines().any(|l| {
-                l.contains(name)
-                    && l.split(':')
-                        .nth(2)
-                        .map(|n| n.trim().parse::<u32>().is_ok())
-                        .unwrap_or(false)
-                    && l.contains("option '")
-            });
-            assert!(located, "{}: error is not located: {e}", f.display());
-            assert!(!e.contains("panicked"), "{e}");
-        }
+        // The files are short by themselves: no runtime override.
+        let o = bin()
+            .env("CORPUS_BS", "8k")
+            .args([
+                "run",
+                f.to_str().unwrap(),
+                "--device=null_blk",
+                "--output-format=normal,json",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}: {}", f.display(), stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("Run status group 0"),
+            "{}: no report",
+            f.display()
+        );
+        // fio's order: header lines, the JSON document, then the normal report.
+        let v: serde_json::Value =
+            serde_json::Deserializer::from_str(&out[out.find("\n{").unwrap()..])
+                .into_iter()
+                .next()
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{}: JSON: {e}", f.display()));
+        let jobs = v["jobs"].as_array().unwrap();
+        assert!(!jobs.is_empty(), "{}", f.display());
+        let ios: u64 = jobs
+            .iter()
+            .flat_map(|j| ["read", "write", "trim"].map(|d| j[d]["total_ios"].as_u64().unwrap()))
+            .sum();
+        assert!(ios > 0, "{}: no I/O", f.display());
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
-    assert!(ran >= 20, "only {ran} example files ran");
-}
-
-fn keys(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                // Percentile and bin keys are values, not names.
-                let k2 = if k.parse::<f64>().is_ok() {
-                    "<n>".to_string()
-                } else {
-                    k.clone()
-                };
-                let p = format!("{prefix}/{k2}");
-                out.push(p.clone());
-                keys(x, &p, out);
-            }
-        }
-        serde_json::Value::Array(a) => {
-            if let Some(x) = a.first() {
-                keys(x, &format!("{prefix}[]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The JSON has exactly fio's key names for the same job (plus the one `blksim` key).
-#[test]
-fn json_keys_match_fio() {
-    let job = reference().join("fio-samples/null_randread.fio");
-    let o = run(&[
-        "run",
-        job.to_str().unwrap(),
-        "--output-format=json",
-        "--device=null_blk",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let ours: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
-    let fio: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(reference().join("fio-samples/null_randread.json")).unwrap(),
-    )
-    .unwrap();
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    keys(&ours, "", &mut a);
-    keys(&fio, "", &mut b);
-    a.retain(|k| !k.starts_with("/blksim") && !k.starts_with("/disk_util"));
-    b.retain(|k| !k.starts_with("/disk_util"));
-    a.sort();
-    a.dedup();
-    b.sort();
-    b.dedup();
-    let missing: Vec<_> = b.iter().filter(|k| !a.contains(k)).collect();
-    let extra: Vec<_> = a.iter().filter(|k| !b.contains(k)).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "missing {missing:?}\nextra {extra:?}"
+    let refused = fio_files("refused");
+    assert_eq!(
+        refused.len(),
+        REFUSED.len(),
+        "tests/jobs/refused/ and REFUSED disagree"
     );
-    assert_eq!(ours["fio version"], "fio-3.33");
-    assert!(ours["blksim"]["event_digest"].is_string());
-    // json+ adds clat bins that sum to the I/O count.
-    let o = run(&[
-        "run",
-        job.to_str().unwrap(),
-        "--output-format=json+",
-        "--device=null_blk",
-    ]);
-    let plus: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let read = &plus["jobs"][0]["read"];
-    let bins: u64 = read["clat_ns"]["bins"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
-    assert_eq!(bins, read["total_ios"].as_u64().unwrap());
+    for f in &refused {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let (_, line, opt) = REFUSED
+            .iter()
+            .find(|r| r.0 == name)
+            .unwrap_or_else(|| panic!("{name} is not listed in REFUSED"));
+        let o = run(&["run", f.to_str().unwrap(), "--device=null_blk"]);
+        assert_located_error(&o, name, *line, &format!("option '{opt}'"));
+        assert!(
+            stderr(&o).contains(&format!("{}:{line}: option '{opt}'", f.display())),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]

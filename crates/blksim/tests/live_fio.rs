@@ -1,0 +1,426 @@
+//! Live comparisons with the real fio. blksim follows fio 3.33 (it reports itself as
+//! `fio-3.33`); these tests run Debian's fio 3.33, which `scripts/test.sh` installs when `fio`
+//! is missing, on job files of the repository's corpus (`tests/jobs/`), and compare.
+//!
+//! fio's null engine (engines/null.c) completes every I/O at once without touching a file, so
+//! what fio and blksim must agree on is what the job file says: the jobs, their names and
+//! groups, the options echoed in the JSON, and per direction the number of I/Os and bytes.
+//! Where a count comes from a random draw (the rwmix choice, bssplit/bsrange sizes) fio and
+//! blksim use different random streams, and the comparison has a stated tolerance.
+//!
+//! fio's own tools must read blksim's output too: `fio_jsonplus_clat2csv` (shipped in the same
+//! package) turns blksim's json+ latency bins into its CSV and validates them.
+//!
+//! Without fio these tests fail; they are never skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const INSTALL: &str = "scripts/test.sh installs it (Debian package `fio`: apt-get update && \
+                       apt-get install -y fio)";
+
+fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/jobs")
+        .join(rel)
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("blksim-live-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The real fio, checked to be the version blksim follows.
+fn fio() -> Command {
+    let v = Command::new("fio")
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("real fio is not installed ({e}); {INSTALL}"));
+    let v = String::from_utf8_lossy(&v.stdout).trim().to_string();
+    assert_eq!(
+        v, "fio-3.33",
+        "blksim follows fio 3.33 and these comparisons are against it; {INSTALL}"
+    );
+    let mut c = Command::new("fio");
+    c.env("CORPUS_BS", "8k");
+    c
+}
+
+fn blksim() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_blksim"));
+    c.env("BLKSIM_FAKE_TIME", "1795310737")
+        .env("CORPUS_BS", "8k");
+    c
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The first JSON document in `out` (fio and blksim may print notes before it).
+fn first_json(out: &str, what: &str) -> Value {
+    let at = out
+        .find('{')
+        .unwrap_or_else(|| panic!("{what}: no JSON in output:\n{out}"));
+    serde_json::Deserializer::from_str(&out[at..])
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+fn checked(o: Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+/// fio on a corpus file, in a scratch directory.
+fn fio_json(rel: &str, format: &str) -> Value {
+    let d = tmpdir("fio");
+    let o = fio()
+        .current_dir(&d)
+        .arg(corpus(rel))
+        .arg(format!("--output-format={format}"))
+        .output()
+        .unwrap();
+    let what = format!("fio {rel}");
+    first_json(&checked(o, &what), &what)
+}
+
+/// blksim on the same file, on null_blk.
+fn blksim_json(rel: &str, format: &str) -> Value {
+    let o = blksim()
+        .arg("run")
+        .arg(corpus(rel))
+        .args(["--device=null_blk", &format!("--output-format={format}")])
+        .output()
+        .unwrap();
+    let what = format!("blksim {rel}");
+    first_json(&checked(o, &what), &what)
+}
+
+const DDIRS: [&str; 3] = ["read", "write", "trim"];
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// Every corpus file outside blksim-only/ and refused/ is a job file fio itself accepts.
+#[test]
+fn fio_parses_every_corpus_file() {
+    let dir = corpus("");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "only {} files", files.len());
+    for f in &files {
+        let o = fio().arg("--parse-only").arg(f).output().unwrap();
+        let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+        assert!(
+            o.status.success()
+                && !["Bad option", "failed parsing", "dropped", "unrecognized"]
+                    .iter()
+                    .any(|w| all.contains(w)),
+            "fio refuses {}:\n{all}",
+            f.display()
+        );
+    }
+}
+
+fn keys(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                // Percentile and bin keys are values, not names.
+                let k2 = if k.parse::<f64>().is_ok() {
+                    "<n>".to_string()
+                } else {
+                    k.clone()
+                };
+                let p = format!("{prefix}/{k2}");
+                out.push(p.clone());
+                keys(x, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                keys(x, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// blksim's JSON and json+ have exactly fio's key names for the same job, except blksim's one
+/// extra top-level key `blksim` and `disk_util` (fio has no disk to report on the null engine).
+#[test]
+fn json_and_json_plus_keys_match_fio() {
+    for format in ["json", "json+"] {
+        let ours = blksim_json("null-randread.fio", format);
+        let theirs = fio_json("null-randread.fio", format);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        keys(&ours, "", &mut a);
+        keys(&theirs, "", &mut b);
+        a.retain(|k| !k.starts_with("/blksim") && !k.starts_with("/disk_util"));
+        b.retain(|k| !k.starts_with("/disk_util"));
+        a.sort();
+        a.dedup();
+        b.sort();
+        b.dedup();
+        let missing: Vec<_> = b.iter().filter(|k| !a.contains(k)).collect();
+        let extra: Vec<_> = a.iter().filter(|k| !b.contains(k)).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{format}: missing {missing:?}\nextra {extra:?}"
+        );
+        assert_eq!(ours["fio version"], theirs["fio version"]);
+        assert!(ours["blksim"]["event_digest"].is_string());
+        if format == "json+" {
+            assert!(a.iter().any(|k| k.ends_with("/clat_ns/bins/<n>")));
+        }
+    }
+}
+
+/// Jobs of `tests/jobs/rw-modes.fio` whose counts blksim does not reproduce yet, with what
+/// fio does. The test requires them to still differ, so a fix moves them to the exact list.
+const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
+    (
+        "randread-runs-of-8",
+        "fio transfers the whole size with rw=randread:8 (256 I/Os); blksim stops early",
+    ),
+    (
+        "read-skip-4k",
+        "fio keeps going past the end of the region with a skip (rw=read:4k) until it has \
+         transferred size bytes; blksim stops after one pass",
+    ),
+    (
+        "identical-offsets",
+        "as read-skip-4k, with rw_sequencer=identical",
+    ),
+];
+
+/// Mixed jobs: which I/O is a read is a random draw, so only the totals must match here (the
+/// shares are compared on 20000 I/Os in `rwmix_shares_match_fio`).
+const MIXED: &[&str] = &["rw", "readwrite", "randrw", "mix-by-writes"];
+
+/// On the null engine the jobs, names, groups, echoed options and per-direction counts of I/Os
+/// and bytes are facts of the job file: blksim's must be fio's.
+#[test]
+fn null_engine_jobs_and_counts_match_fio() {
+    let mut compared = 0;
+    for rel in [
+        "null-randread.fio",
+        "numjobs-group.fio",
+        "syntax-global-scoping.fio",
+        "syntax-include.fio",
+        "syntax-env.fio",
+        "syntax-comments.fio",
+        "syntax-sizes-kb-base.fio",
+        "random-distributions.fio",
+        "rw-modes.fio",
+    ] {
+        let ours = blksim_json(rel, "json");
+        let theirs = fio_json(rel, "json");
+        assert_eq!(
+            ours["global options"], theirs["global options"],
+            "{rel}: global options"
+        );
+        let (a, b) = (
+            ours["jobs"].as_array().unwrap(),
+            theirs["jobs"].as_array().unwrap(),
+        );
+        let names = |v: &[Value]| -> Vec<(String, u64)> {
+            v.iter()
+                .map(|j| (j["jobname"].as_str().unwrap().to_string(), u(&j["groupid"])))
+                .collect()
+        };
+        assert_eq!(names(a), names(b), "{rel}: jobs and groups");
+        for (x, y) in a.iter().zip(b) {
+            let name = x["jobname"].as_str().unwrap();
+            let at = format!("{rel} [{name}]");
+            assert_eq!(x["job options"], y["job options"], "{at}: job options");
+            let count = |j: &Value, d: &str, k: &str| u(&j[d][k]);
+            if let Some((_, why)) = KNOWN_DIVERGENCES.iter().find(|k| k.0 == name) {
+                let same = DDIRS
+                    .iter()
+                    .all(|d| count(x, d, "total_ios") == count(y, d, "total_ios"));
+                assert!(
+                    !same,
+                    "{at} now matches fio; move it out of KNOWN_DIVERGENCES ({why})"
+                );
+                continue;
+            }
+            if MIXED.contains(&name) {
+                for k in ["total_ios", "io_bytes"] {
+                    let sum = |j: &Value| DDIRS.iter().map(|d| count(j, d, k)).sum::<u64>();
+                    assert_eq!(sum(x), sum(y), "{at}: {k} over all directions");
+                }
+            } else {
+                for d in DDIRS {
+                    for k in ["total_ios", "io_bytes", "io_kbytes"] {
+                        assert_eq!(count(x, d, k), count(y, d, k), "{at}: {d} {k}");
+                    }
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 39, "only {compared} jobs compared");
+}
+
+/// rwmix: with 20000 I/Os per job the read share is the configured one within 1.5 points in
+/// both (about 4.5 standard deviations of a binomial draw), and fio's and blksim's shares are
+/// within 2 points of each other; the totals are exact.
+#[test]
+fn rwmix_shares_match_fio() {
+    let ours = blksim_json("null-mix-counts.fio", "json");
+    let theirs = fio_json("null-mix-counts.fio", "json");
+    for (name, want_read_pct) in [
+        ("randrw-70", 70.0),
+        ("seq-rw-30", 30.0),
+        ("randrw-by-writes", 90.0),
+    ] {
+        let share = |v: &Value| {
+            let j = v["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|j| j["jobname"] == name)
+                .unwrap_or_else(|| panic!("no job {name}"));
+            let (r, w) = (u(&j["read"]["total_ios"]), u(&j["write"]["total_ios"]));
+            assert_eq!(r + w, 20000, "{name}: number_ios=20000");
+            100.0 * r as f64 / (r + w) as f64
+        };
+        let (a, b) = (share(&ours), share(&theirs));
+        for (who, s) in [("blksim", a), ("fio", b)] {
+            assert!(
+                (s - want_read_pct).abs() <= 1.5,
+                "{name}: {who} read share {s:.2}% vs rwmixread {want_read_pct}%"
+            );
+        }
+        assert!(
+            (a - b).abs() <= 2.0,
+            "{name}: blksim {a:.2}% vs fio {b:.2}%"
+        );
+    }
+}
+
+/// bssplit and bsrange: with 20000 sequential I/Os the mean I/O size is the configured mean
+/// within 3% in both (the bssplit mean's standard error is about 0.8%), and fio's and blksim's
+/// means are within 4% of each other; the counts are exact.
+#[test]
+fn block_size_means_match_fio() {
+    let ours = blksim_json("null-blocksize-counts.fio", "json");
+    let theirs = fio_json("null-blocksize-counts.fio", "json");
+    for (name, want) in [("bssplit-mean", 20070.4), ("bsrange-mean", 10240.0)] {
+        let mean = |v: &Value| {
+            let j = v["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|j| j["jobname"] == name)
+                .unwrap_or_else(|| panic!("no job {name}"));
+            let n = u(&j["read"]["total_ios"]);
+            assert_eq!(n, 20000, "{name}: number_ios=20000");
+            u(&j["read"]["io_bytes"]) as f64 / n as f64
+        };
+        let (a, b) = (mean(&ours), mean(&theirs));
+        for (who, m) in [("blksim", a), ("fio", b)] {
+            assert!(
+                (m / want - 1.0).abs() <= 0.03,
+                "{name}: {who} mean I/O {m:.0} B vs {want} B"
+            );
+        }
+        assert!(
+            (a / b - 1.0).abs() <= 0.04,
+            "{name}: blksim {a:.0} B vs fio {b:.0} B"
+        );
+    }
+}
+
+/// fio's `fio_jsonplus_clat2csv` reads blksim's json+: one CSV per job whose completion
+/// latency counts add up to the job's I/Os, cumulative to the same total at percentile 1, and
+/// its own `--validate` finds every bin of the json+ in the CSV.
+#[test]
+fn fio_jsonplus_clat2csv_reads_blksim_json_plus() {
+    let tool = "fio_jsonplus_clat2csv";
+    let d = tmpdir("clat2csv");
+    let plus = blksim()
+        .arg("run")
+        .arg(corpus("null-mix-counts.fio"))
+        .args(["--device=null_blk", "--output-format=json+"])
+        .output()
+        .unwrap();
+    let json = checked(plus, "blksim json+");
+    let v = first_json(&json, "blksim json+");
+    let src = d.join("blksim.json");
+    std::fs::write(&src, &json).unwrap();
+    let dest = d.join("clat.csv");
+    let conv = |validate: bool| {
+        let mut c = Command::new(tool);
+        c.arg(&src).arg(&dest);
+        if validate {
+            c.arg("--validate");
+        }
+        let o = c.output().unwrap_or_else(|e| {
+            panic!("{tool} is not installed ({e}); it ships in Debian's fio package: {INSTALL}")
+        });
+        checked(o, tool)
+    };
+    conv(false);
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 3);
+    for (n, job) in jobs.iter().enumerate() {
+        let csv = std::fs::read_to_string(d.join(format!("clat_job{n}.csv")))
+            .unwrap_or_else(|e| panic!("{tool} wrote no CSV for job {n}: {e}"));
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').map(str::trim).collect();
+        assert_eq!(header[0], "nsec");
+        let rows: Vec<Vec<&str>> = lines
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.split(',').map(str::trim).collect())
+            .collect();
+        assert!(!rows.is_empty(), "job {n}: no rows");
+        let nsec: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+        assert!(
+            nsec.windows(2).all(|w| w[0] < w[1]),
+            "job {n}: nsec not increasing"
+        );
+        for ddir in ["read", "write"] {
+            let col = |suffix: &str| {
+                let name = format!("{ddir}_clat_ns_{suffix}");
+                header
+                    .iter()
+                    .position(|h| *h == name)
+                    .unwrap_or_else(|| panic!("no column {name}"))
+            };
+            let (c, cum, pct) = (col("count"), col("cumulative"), col("percentile"));
+            let filled: Vec<&Vec<&str>> = rows.iter().filter(|r| !r[c].is_empty()).collect();
+            let total: u64 = filled.iter().map(|r| r[c].parse::<u64>().unwrap()).sum();
+            let ios = u(&job[ddir]["total_ios"]);
+            assert!(ios > 0);
+            assert_eq!(total, ios, "job {n} {ddir}: CSV counts vs total_ios");
+            let last = filled.last().unwrap();
+            assert_eq!(last[cum].parse::<u64>().unwrap(), ios, "job {n} {ddir}");
+            assert_eq!(last[pct].parse::<f64>().unwrap(), 1.0, "job {n} {ddir}");
+        }
+    }
+    let out = conv(true);
+    assert_eq!(
+        out.lines().filter(|l| l.ends_with("validated")).count(),
+        3,
+        "{tool} --validate:\n{out}"
+    );
+}
