@@ -221,7 +221,7 @@ pub static CARD_PARAMS: &[ParamDef] = &[
         1,
         1 << 20,
         "au FTL: allocation unit size (preferred_erase_size).",
-        "fio-and-traces.md s10: typ. 4 MiB",
+        "typical 4 MiB (Linaro flash card survey, Arnd Bergmann 2011; the SD Physical Layer spec's AU sizes)",
     ),
     p(
         "card.au_open",
