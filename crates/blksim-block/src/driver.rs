@@ -106,6 +106,12 @@ pub trait Driver {
         false
     }
 
+    /// The `fua` half of `blk_queue_write_cache` (`BLK_FEAT_FUA`): the device makes a FUA
+    /// write durable itself; otherwise the flush machinery follows it with a flush.
+    fn fua(&self) -> bool {
+        false
+    }
+
     /// Driver limits (`max_hw_sectors`, `max_segments`, logical block size) applied to the
     /// queue at setup, as the driver's `blk_mq_alloc_disk` limits would.
     fn apply_limits(&self, _lim: &mut crate::limits::QueueLimits) {}

@@ -26,6 +26,12 @@ pub struct QueueLimits {
     pub rq_affinity: u8,
     /// Batch dispatch under one elevator lock (Yu Kuai 2025 series, unmerged): 0 = mainline.
     pub sched_batch_dispatch: u32,
+    /// `write_cache` (`BLK_FEAT_WRITE_CACHE`): the device has a volatile cache, so PREFLUSH
+    /// and FUA have work to do (`blk_queue_write_cache`).
+    pub write_cache: bool,
+    /// `fua` (`BLK_FEAT_FUA`): the device honours FUA itself; without it the flush machinery
+    /// follows a FUA write with a flush.
+    pub fua: bool,
 }
 
 impl Default for QueueLimits {
@@ -41,6 +47,8 @@ impl Default for QueueLimits {
             scheduler: "none".into(),
             sched_batch_dispatch: 0,
             rq_affinity: 1,
+            write_cache: false,
+            fua: false,
         }
     }
 }

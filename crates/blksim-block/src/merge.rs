@@ -44,6 +44,9 @@ pub fn requests_mergeable(rq: &Request, next: &Request, lim: &QueueLimits) -> bo
         && rq.nr_segments as u32 + next.nr_segments as u32 <= lim.max_segments as u32
 }
 
+/// `bio_mergeable` / `rq_mergeable`: reads and writes without `REQ_NOMERGE_FLAGS`
+/// (`REQ_NOMERGE | REQ_PREFLUSH | REQ_FUA`, `include/linux/blk_types.h`).
 fn mergeable_op(op: Op, f: u32) -> bool {
-    matches!(op, Op::Read | Op::Write) && f & (flags::REQ_NOMERGE | flags::REQ_PREFLUSH) == 0
+    matches!(op, Op::Read | Op::Write)
+        && f & (flags::REQ_NOMERGE | flags::REQ_PREFLUSH | flags::REQ_FUA) == 0
 }

@@ -6,6 +6,10 @@
 //! (asynchronous queue runs on kblockd, bio completions for the submitters, tasks woken from a
 //! tag wait, the driver's own requests). The queue never calls back into the workload.
 
+mod flush;
+
+pub use flush::FlushQueue;
+
 use crate::cpu::ElvHook;
 use crate::driver::{BlkStatus, CallCtx, Driver, DriverOut};
 use crate::elevator::{BioInfo, Elevator, ElvMerge};
@@ -99,6 +103,19 @@ pub struct BlkStats {
     /// Times the device saw requests in an order other than the elevator's.
     pub dispatch_inversions: u64,
     pub max_in_flight: u32,
+    /// diskstats' discard and flush fields (`STAT_DISCARD`, `STAT_FLUSH`): discards are not
+    /// writes there, and flushes count the flush requests the flush machinery issued
+    /// (`blk_account_io_flush`), ticks in ns.
+    pub discard_ios: u64,
+    pub discard_sectors: u64,
+    pub discard_ticks_ns: u64,
+    pub flush_ios: u64,
+    pub flush_ticks_ns: u64,
+    /// Flush requests issued, flush steps served by a flush another request started
+    /// (merged), and empty flushes ended at once because the device has no write cache.
+    pub flush_rqs_issued: u64,
+    pub flushes_merged: u64,
+    pub flushes_elided: u64,
 }
 
 #[derive(Debug)]
@@ -122,6 +139,8 @@ struct Hctx {
     /// `hctx->next_cpu` / `hctx->next_cpu_batch` (`blk_mq_hctx_next_cpu`).
     next_cpu: u16,
     next_cpu_batch: u32,
+    /// `hctx->fq`: the flush machinery's state (`blk-flush.c`).
+    fq: FlushQueue,
 }
 
 /// A submitter sleeping on a tag wait queue.
@@ -221,6 +240,7 @@ impl RequestQueue {
                 run_cpu: 0,
                 next_cpu: 0,
                 next_cpu_batch: 1,
+                fq: FlushQueue::default(),
             })
             .collect();
         let driver_tags: Vec<Sbitmap> = (0..nr_hw)
@@ -543,6 +563,11 @@ impl RequestQueue {
     ) {
         let hctx = self.pool.get(rq).hctx;
         let cpu = self.pool.get(rq).cpu;
+        // 4. `op_is_flush(bio->bi_opf) && blk_insert_flush(rq)`: PREFLUSH/FUA requests are
+        // sequenced by the flush machinery (`flush.rs`), which may take them here.
+        if flush::op_is_flush(self.pool.get(rq).flags) && self.insert_flush(rq, drv, now, out) {
+            return;
+        }
         // 5. Plugged: add to the plug.
         if self
             .plugs
@@ -805,7 +830,9 @@ impl RequestQueue {
                     merged_away.push(rq);
                     continue;
                 }
-                self.pool.get_mut(rq).state = RqState::Queued;
+                let r = self.pool.get_mut(rq);
+                r.state = RqState::Queued;
+                r.rq_flags |= crate::request::rqf::ELV;
             }
             if merged_away.is_empty() {
                 elv.insert_requests(&mut self.pool, list, false, *now);
@@ -935,6 +962,7 @@ impl RequestQueue {
             debug_assert!(r.tag >= 0, "queue_rq without a driver tag");
             r.state = RqState::InFlight;
             r.issue_time = *now;
+            r.rq_flags |= crate::request::rqf::STARTED;
         }
         self.stats.queue_rq_calls += 1;
         self.set_in_flight_delta(hctx, 1, now);
@@ -1395,6 +1423,9 @@ impl RequestQueue {
                         let r = self.pool.get_mut(rq);
                         r.state = RqState::Idle;
                         r.elv_priv[1] = self.dispatch_seq;
+                        // Requests an elevator builds itself (eraseblock's gap reads and
+                        // combined writes) are its own too.
+                        r.rq_flags |= crate::request::rqf::ELV;
                     }
                     list.push(rq);
                     if !self.get_driver_tag(rq, cpu) {
@@ -1661,7 +1692,10 @@ impl RequestQueue {
     // Completion
     // ------------------------------------------------------------------------------------
 
-    /// `blk_mq_end_request` → `__blk_mq_end_request` → `blk_mq_free_request`.
+    /// The driver completed `rq` (`blk_mq_end_request`): the device side of `__blk_mq_end_request`
+    /// (in-flight accounting, the data at the device boundary, the elevator's completion
+    /// hooks), then the flush machinery's end_io for sequenced requests, or the rest of the
+    /// completion ([`Self::complete_request`]).
     pub fn end_request(
         &mut self,
         rq: RqId,
@@ -1670,39 +1704,89 @@ impl RequestQueue {
         now: &mut Ns,
         out: &mut BlkOut,
     ) {
-        let _ = drv;
-        let (hctx, op, issue, nsec) = {
+        let (hctx, rq_flags) = {
             let r = self.pool.get(rq);
             assert_eq!(
                 r.state,
                 RqState::InFlight,
                 "request {rq} completed while not in flight"
             );
-            (r.hctx, r.op, r.issue_time, r.nr_sectors)
+            (r.hctx, r.rq_flags)
         };
         self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
         self.set_in_flight_delta(hctx, -1, now);
-        let dir = op.dir();
-        self.stats.ios[dir] += 1;
-        self.stats.sectors[dir] += nsec as u64;
-        self.stats.ticks_ns[dir] += now.saturating_sub(issue);
+        self.pool.get_mut(rq).state = RqState::Idle;
+        if rq_flags & crate::request::rqf::FLUSH_RQ != 0 {
+            return self.flush_end_io(rq, st, drv, now, out);
+        }
         // The oracle sees the data (bio versions) at the device boundary, before the bios go.
         self.integrity
             .request_completed(&self.pool, rq, st == BlkStatus::Ok);
         *now += self.cpu.costs.complete_ns;
-        if self.cpu.on && self.elevator.is_some() {
-            let c = self.cpu.costs.elv(self.cpu.costs.elv_complete_ns);
-            if self.elv_lock_per_rq {
-                let cpu = self.cpu.cur_cpu;
-                let _ = self.cpu.elv_hold(cpu, now, c, ElvHook::Finish);
-            } else {
-                *now += c;
+        // `blk_mq_finish_request`: the elevator's completion hooks, for requests it saw.
+        if rq_flags & crate::request::rqf::ELV != 0 {
+            self.pool.get_mut(rq).rq_flags &= !crate::request::rqf::ELV;
+            if self.cpu.on {
+                let c = self.cpu.costs.elv(self.cpu.costs.elv_complete_ns);
+                if self.elv_lock_per_rq {
+                    let cpu = self.cpu.cur_cpu;
+                    let _ = self.cpu.elv_hold(cpu, now, c, ElvHook::Finish);
+                } else {
+                    *now += c;
+                }
+            }
+            if let Some(elv) = self.elevator.as_mut() {
+                elv.completed_request_data(&self.pool, rq, &self.integrity, *now);
+                elv.completed_request(&self.pool, rq, *now);
+                elv.finish_request(&self.pool, rq, *now);
             }
         }
-        if let Some(elv) = self.elevator.as_mut() {
-            elv.completed_request_data(&self.pool, rq, &self.integrity, *now);
-            elv.completed_request(&self.pool, rq, *now);
-            elv.finish_request(&self.pool, rq, *now);
+        if rq_flags & crate::request::rqf::FLUSH_SEQ != 0 {
+            return self.flush_data_end_io(rq, st, drv, now, out);
+        }
+        self.complete_request(rq, st, drv, now, out);
+    }
+
+    /// The submitter's side of the completion: diskstats accounting (`blk_account_io_done`,
+    /// by stat group: read, write, discard), the bios ended, the request and its tags freed,
+    /// and `blk_mq_sched_restart`. Also where the flush machinery ends the requests it
+    /// sequenced.
+    pub(super) fn complete_request(
+        &mut self,
+        rq: RqId,
+        st: BlkStatus,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
+        let _ = drv;
+        let (hctx, op, start, nsec, issued) = {
+            let r = self.pool.get(rq);
+            let started = r.rq_flags & crate::request::rqf::STARTED != 0;
+            (r.hctx, r.op, r.issue_time, r.nr_sectors, started)
+        };
+        if !issued {
+            // Never reached the driver (an empty flush ended by the flush machinery).
+            self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
+        }
+        let start = if issued {
+            start
+        } else {
+            self.pool.get(rq).alloc_time
+        };
+        let ticks = now.saturating_sub(start);
+        match op {
+            Op::Discard => {
+                self.stats.discard_ios += 1;
+                self.stats.discard_sectors += nsec as u64;
+                self.stats.discard_ticks_ns += ticks;
+            }
+            _ => {
+                let dir = op.dir();
+                self.stats.ios[dir] += 1;
+                self.stats.sectors[dir] += nsec as u64;
+                self.stats.ticks_ns[dir] += ticks;
+            }
         }
         // Complete every bio of the request (elevator-internal bios have no submitter).
         let mut b = self.pool.take_bios(rq);
@@ -1718,7 +1802,11 @@ impl RequestQueue {
         }
         let freed = self.pool.free_rq_shell(rq);
         self.release_tags(&freed, now, out);
-        // `blk_mq_sched_restart`.
+        self.sched_restart(hctx, now, out);
+    }
+
+    /// `blk_mq_sched_restart`, and the completion-time run kyber's token wait needs.
+    fn sched_restart(&mut self, hctx: u16, now: &mut Ns, out: &mut BlkOut) {
         let h = hctx as usize;
         if self.hctxs[h].sched_restart {
             self.hctxs[h].sched_restart = false;
@@ -1828,6 +1916,7 @@ impl RequestQueue {
     pub fn quiescent(&self) -> bool {
         self.pool.live() == (0, 0)
             && self.total_in_flight == 0
+            && self.hctxs.iter().all(|h| h.fq.idle())
             && self.blocked.iter().all(|b| b.is_none())
             && self
                 .sched_waitq

@@ -45,6 +45,22 @@ pub mod flags {
     pub const REQ_IDLE: u32 = 1 << 5;
 }
 
+/// `RQF_*` request flags the model needs (`include/linux/blk-mq.h`).
+pub mod rqf {
+    /// `RQF_FLUSH_SEQ`: the request is sequenced by the flush machinery (`blk-flush.c`).
+    pub const FLUSH_SEQ: u8 = 1 << 0;
+    /// The flush queue's own `REQ_OP_FLUSH` request (`fq->flush_rq`, `is_flush_rq`).
+    pub const FLUSH_RQ: u8 = 1 << 1;
+    /// Inserted into the elevator (`RQF_USE_SCHED` requests that went through
+    /// `insert_requests`); its completion hooks run for these only.
+    pub const ELV: u8 = 1 << 2;
+    /// The tags belong to another request (the flush request borrows the first waiting
+    /// request's tag, `blk_kick_flush`) and are not freed with this one.
+    pub const BORROWED_TAGS: u8 = 1 << 3;
+    /// Handed to the driver at least once (`blk_mq_start_request`).
+    pub const STARTED: u8 = 1 << 4;
+}
+
 /// I/O priority class, as `IOPRIO_CLASS_*`; mq-deadline maps RT/BE/IDLE to its three levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, PartialOrd, Ord)]
 pub enum IoPrioClass {
@@ -122,6 +138,10 @@ pub struct Request {
     pub bio_tail: BioId,
     /// Times queue_rq returned a resource error for this request (requeues).
     pub requeues: u32,
+    /// [`rqf`] flags.
+    pub rq_flags: u8,
+    /// `rq->flush.seq`: the `REQ_FSEQ_*` steps of its flush sequence already done.
+    pub flush_seq: u8,
 }
 
 impl Request {
@@ -181,6 +201,8 @@ impl RqPool {
             bio_head: bio_id,
             bio_tail: bio_id,
             requeues: 0,
+            rq_flags: 0,
+            flush_seq: 0,
         };
         self.rqs.insert(rq)
     }

@@ -423,7 +423,14 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("thinktime_iotime", C::Rate, "Timed IO period between 'thinktime'"),
     unm("bs_is_seq_rand", C::BlockSize, "Consider any blocksize setting to be sequential,random"),
     unm("random_sequence_stride", C::Random, "Stride for the 'sequence' random distribution"),
-    unm("sync", C::Sync, "Use synchronous write IO (O_SYNC/O_DSYNC)"),
+    m("sync", &[], T::Str, "none", C::Sync, "Use synchronous write IO (O_SYNC/O_DSYNC)", set_sync)
+        .vals(&[
+            ("none", "No O_SYNC/O_DSYNC (also 0)"),
+            ("0", "Same as none"),
+            ("sync", "O_SYNC: FUA writes, and a flush after each write of a synchronous engine (also 1)"),
+            ("1", "Same as sync"),
+            ("dsync", "O_DSYNC: on a block device the same as sync"),
+        ]),
     unm("write_barrier", C::Sync, "Make every Nth write a barrier write"),
     unm("sync_file_range", C::Sync, "Use sync_file_range()"),
     unm("fsync_on_close", C::Sync, "fsync files on close"),
@@ -1536,6 +1543,16 @@ fn set_fsync(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), Str
 
 fn set_fdatasync(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.fdatasync = u32_of(v, j.kb_base, 0, u64::from(u32::MAX))?;
+    Ok(())
+}
+
+fn set_sync(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio `sync` posval: none/0, sync/1 (O_SYNC), dsync (O_DSYNC).
+    j.sync_io = match v.trim() {
+        "none" | "0" => false,
+        "sync" | "1" | "dsync" => true,
+        _ => return Err(invalid_choice(v, o)),
+    };
     Ok(())
 }
 

@@ -265,6 +265,11 @@ pub struct JobSpec {
     pub fsync: u32,
     pub fdatasync: u32,
     pub end_fsync: bool,
+    /// `sync=`: open the device O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`); false for `none`/`0`.
+    /// On a block device both make direct writes FUA (`dio_bio_write_op`) and, for the
+    /// synchronous engines, add a flush after each write (`generic_write_sync` →
+    /// `blkdev_fsync`).
+    pub sync_io: bool,
     /// `ioscheduler=`: the elevator to select, None = the device profile's default.
     pub ioscheduler: Option<String>,
     /// `stonewall`/`wait_for_previous`: wait for all earlier jobs and start a new group.
@@ -364,6 +369,7 @@ impl Default for JobSpec {
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,
+            sync_io: false,
             ioscheduler: None,
             stonewall: false,
             new_group: false,

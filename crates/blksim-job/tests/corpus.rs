@@ -499,6 +499,16 @@ fn workload_files_have_their_meaning() {
     assert_eq!(job(&s, "fsync-every-8").fsync, 8);
     assert_eq!(job(&s, "fdatasync-every-16").fdatasync, 16);
     assert!(job(&s, "end-fsync").end_fsync);
+    for (name, on) in [
+        ("o-sync", true),
+        ("o-sync-1", true),
+        ("o-dsync", true),
+        ("o-sync-libaio", true),
+        ("no-sync", false),
+        ("no-sync-0", false),
+    ] {
+        assert_eq!(job(&s, name).sync_io, on, "{name}");
+    }
 
     let s = load("verify.fio");
     let j = job(&s, "write-and-verify");

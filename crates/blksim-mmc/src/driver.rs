@@ -67,6 +67,9 @@ pub struct MmcConfig {
     pub max_segs: u32,
     pub max_req_size: u32,
     pub max_blk_count: u32,
+    /// `card.rel_wr` and `card.avoid_rel_write` (`mmc_blk_alloc_req`).
+    pub rel_wr: bool,
+    pub avoid_rel_write: bool,
 }
 
 // Event kinds (payload = kind << 32 | argument).
@@ -444,6 +447,16 @@ impl MmcDriver {
             .max(self.dat_free);
         let mut tr = self.tracked[&rq];
         let h = self.cfg.host.clone();
+        if tr.cmd.op == CardOp::Flush && self.card.cache_bytes() == 0 {
+            // `mmc_blk_issue_flush` → `mmc_flush_cache`: no cache, no CMD6; the request ends
+            // at once (a card without a cache gets flushes when it declares reliable writes).
+            tr.started = t;
+            tr.hw_done = t;
+            self.tracked.insert(rq, tr);
+            self.sync_running = Some((rq, ctx));
+            out.events.push((t, ev(EV_SYNC_DONE, rq)));
+            return;
+        }
         let tm = self.card.submit(t + h.request, &tr.cmd, self.proto);
         self.dat_free = tm.busy_end;
         // R1b: with host busy detection the IRQ comes at busy end and wakes the caller;
@@ -977,8 +990,17 @@ impl Driver for MmcDriver {
     /// `mmc_cache_enabled(host)` true when the card reports a cache (EXT_CSD CACHE_SIZE > 0,
     /// turned on by `mmc_init_card`). Then REQ_PREFLUSH/fsync reach the driver as
     /// REQ_OP_FLUSH → `mmc_blk_issue_flush` (CMD6 FLUSH_CACHE).
+    /// With reliable writes (`MMC_BLK_REL_WR`, which needs CMD23) the driver declares FUA and a
+    /// write cache even for a card without one (`mmc_blk_alloc_req`), unless the card has a
+    /// cache and `MMC_QUIRK_AVOID_REL_WRITE`, when only the cache is declared.
     fn write_cache(&self) -> bool {
-        self.card.cache_bytes() > 0
+        self.card.cache_bytes() > 0 || self.fua()
+    }
+
+    fn fua(&self) -> bool {
+        let rel_wr = self.proto == Proto::Cmd23 && self.cfg.rel_wr;
+        let avoid_fua = self.card.cache_bytes() > 0 && self.cfg.avoid_rel_write;
+        rel_wr && !avoid_fua
     }
 
     /// `mmc_setup_queue`: `max_hw_sectors = min(host->max_blk_count, host->max_req_size / 512)`,
@@ -1050,7 +1072,8 @@ impl Driver for MmcDriver {
             },
             sector: r.sector,
             nr_sectors: r.nr_sectors,
-            reliable: r.op == Op::Write && r.flags & flags::REQ_FUA != 0,
+            // `mmc_blk_rw_rq_prep`: do_rel_wr = REQ_FUA on a write with MMC_BLK_REL_WR.
+            reliable: r.op == Op::Write && r.flags & flags::REQ_FUA != 0 && self.fua(),
         };
         let tr = Track {
             ty,

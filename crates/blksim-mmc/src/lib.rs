@@ -86,6 +86,8 @@ impl MmcConfig {
             max_segs: get_u32(p, "host.max_segs")?,
             max_req_size: get_u32(p, "host.max_req_size")?,
             max_blk_count: get_u32(p, "host.max_blk_count")?,
+            rel_wr: get_bool(p, "card.rel_wr")?,
+            avoid_rel_write: get_bool(p, "card.avoid_rel_write")?,
         })
     }
 }

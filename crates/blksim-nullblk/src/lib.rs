@@ -38,6 +38,8 @@ pub const NULL_BLK_PARAMS: &[ParamDef] = &[
     ParamDef::choice("memory_backed", "bool", "false", "store data (forces blocking); no timing effect modelled", "null_blk/main.c memory_backed"),
     ParamDef::choice("blocking", "bool", "false", "BLK_MQ_F_BLOCKING", "null_blk/main.c blocking"),
     ParamDef::new("max_sectors", "sectors", "0", 0, 1 << 22, "max request size, 0 = default limit (BLK_DEF_MAX_SECTORS 2560)", "null_blk/main.c max_sectors"),
+    ParamDef::new("cache_size", "MiB", "0", 0, 1 << 20, "volatile write cache; with memory_backed=1 the device declares a write cache and flushes reach it (null_validate_conf clears it otherwise)", "null_blk/main.c cache_size, null_add_dev"),
+    ParamDef::choice("fua", "bool", "true", "with a cache: the device honours FUA itself (BLK_FEAT_FUA); false makes the block layer follow FUA writes with a flush", "null_blk/main.c fua"),
     ParamDef::new("softirq_nsec", "ns", "0", 0, MAX_STEP_NS, "model parameter: latency of the softirq completion for irqmode=1 (0 on the ideal platform)", "blksim model (not a kernel parameter)"),
 ];
 
@@ -68,6 +70,9 @@ pub struct NullBlkConfig {
     pub blocking: bool,
     pub max_sectors: u32,
     pub softirq_nsec: Ns,
+    /// `cache_size` in MiB (0 unless `memory_backed`, as `null_validate_conf` makes it).
+    pub cache_size_mib: u64,
+    pub fua: bool,
 }
 
 impl Default for NullBlkConfig {
@@ -84,6 +89,8 @@ impl Default for NullBlkConfig {
             blocking: false,
             max_sectors: 0,
             softirq_nsec: 0,
+            cache_size_mib: 0,
+            fua: true,
         }
     }
 }
@@ -144,6 +151,16 @@ impl NullBlkConfig {
         }
         if let Some(n) = num("softirq_nsec")? {
             c.softirq_nsec = n;
+        }
+        if let Some(n) = num("cache_size")? {
+            c.cache_size_mib = n;
+        }
+        if let Some(b) = flag("fua")? {
+            c.fua = b;
+        }
+        // `null_validate_conf`: "cache is meaningless" without memory backing.
+        if !c.memory_backed {
+            c.cache_size_mib = 0;
         }
         Ok(c)
     }
@@ -209,6 +226,16 @@ impl Driver for NullBlk {
 
     fn capacity_sectors(&self) -> u64 {
         self.cfg.capacity_bytes() >> 9
+    }
+
+    /// `null_add_dev`: a cache makes it `BLK_FEAT_WRITE_CACHE`, with `BLK_FEAT_FUA` if `fua`.
+    /// Flushes then reach `null_handle_flush`, which costs no time on the ideal platform.
+    fn write_cache(&self) -> bool {
+        self.cfg.cache_size_mib > 0
+    }
+
+    fn fua(&self) -> bool {
+        self.write_cache() && self.cfg.fua
     }
 
     fn apply_limits(&self, lim: &mut blksim_block::QueueLimits) {

@@ -81,6 +81,13 @@ struct IoUnit {
     parts_left: u32,
     /// A flush for fsync (`DDIR_SYNC`).
     sync: bool,
+    /// `end_fsync`: fio's `fio_file_fsync` at the end of the job is a plain fsync(2), not an
+    /// io_u, so it is not in the sync statistics.
+    end_fsync: bool,
+    /// A write of a synchronous engine on an O_SYNC/O_DSYNC file whose data is done: the
+    /// syscall goes on with `generic_write_sync` → `blkdev_fsync`, an empty PREFLUSH write,
+    /// before it returns.
+    dsync_flush: bool,
 }
 
 struct Task {
@@ -123,9 +130,17 @@ struct Task {
     gen_done: bool,
     ious: Slab<IoUnit>,
     think_count: u32,
-    writes_since_fsync: u32,
-    fsync_every: u32,
-    fsync_due: bool,
+    /// `fsync=`/`fdatasync=` (fio's `fsync_blocks`), `io_issues[DDIR_WRITE]` and whether the
+    /// last I/O issued was a write (`last_ddir_issued`): fio's `get_rw_ddir` turns the next
+    /// I/O into a sync when the write count is a multiple of `fsync_blocks`.
+    fsync_blocks: u32,
+    writes_issued: u64,
+    last_issued_write: bool,
+    /// `sync=1`: writes are FUA (and flushed after, on a synchronous engine).
+    sync_io: bool,
+    /// io_uring queues fsync as an asynchronous request (`IORING_OP_FSYNC`); the other
+    /// engines run it synchronously in the submitting task (libaio: `do_io_u_sync`).
+    async_fsync: bool,
     end_fsync: bool,
     end_fsync_done: bool,
     wrote: bool,
@@ -185,6 +200,9 @@ pub struct SimOutput {
     pub integrity_mismatches: u64,
     /// The oracle checked one 1 MiB stripe in this many (1 = all; see `integrity.rs`).
     pub integrity_tracked_one_in: u64,
+    /// The queue's write-cache and FUA features (`blk_queue_write_cache`).
+    pub write_cache: bool,
+    pub fua: bool,
 }
 
 pub struct Sim {
@@ -199,7 +217,6 @@ pub struct Sim {
     kblockd_runs: u64,
     trace: Option<blksim_trace::BlktraceWriter>,
     trace_error: Option<String>,
-    write_cache: bool,
     capacity_bytes: u64,
     max_events: u64,
     /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
@@ -236,7 +253,6 @@ impl Sim {
         if capacity_bytes == 0 {
             return Err("device has zero capacity".into());
         }
-        let write_cache = driver.write_cache();
         let mut tasks = Vec::with_capacity(clones.len());
         for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
             let spec = &specs[*spec_idx];
@@ -309,9 +325,11 @@ impl Sim {
                 gen_done: false,
                 ious: Slab::new(),
                 think_count: 0,
-                writes_since_fsync: 0,
-                fsync_every: spec.fsync.max(spec.fdatasync),
-                fsync_due: false,
+                fsync_blocks: spec.fsync.max(spec.fdatasync),
+                writes_issued: 0,
+                last_issued_write: false,
+                sync_io: spec.sync_io,
+                async_fsync: spec.ioengine.name() == "io_uring",
                 end_fsync: spec.end_fsync,
                 end_fsync_done: false,
                 wrote: false,
@@ -348,7 +366,6 @@ impl Sim {
             kblockd_runs: 0,
             trace,
             trace_error: None,
-            write_cache,
             capacity_bytes,
             max_events: u64::MAX,
             debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
@@ -456,6 +473,8 @@ impl Sim {
             cpu_stats: self.queue.cpu_stats(),
             integrity_mismatches: self.queue.integrity.mismatches,
             integrity_tracked_one_in: self.queue.integrity.tracked_one_in(),
+            write_cache: self.queue.lim.write_cache,
+            fua: self.queue.lim.fua,
         })
     }
 
@@ -794,19 +813,6 @@ impl Sim {
             }
             let task = &mut self.tasks[t];
             let stopping = task.deadline_hit || task.gen_done;
-            // fsync every N writes (`fsync=`): drain, then one flush.
-            if task.fsync_due && !stopping {
-                if !task.pending.is_empty() {
-                    self.commit(t, now);
-                    continue;
-                }
-                if task.in_flight > 0 {
-                    return;
-                }
-                task.fsync_due = false;
-                self.issue_sync(t, now);
-                continue;
-            }
             // thinktime: after thinktime_blocks I/Os, wait for them, then stall.
             if task.thinktime_ns > 0 && task.think_count >= task.thinktime_blocks && !stopping {
                 if !task.pending.is_empty() {
@@ -832,7 +838,7 @@ impl Sim {
                 }
                 if task.end_fsync && task.wrote && !task.end_fsync_done {
                     task.end_fsync_done = true;
-                    self.issue_sync(t, now);
+                    self.issue_sync(t, now, true);
                     continue;
                 }
                 if crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen) {
@@ -875,6 +881,23 @@ impl Sim {
                     }
                 },
             };
+            // `get_rw_ddir`: after a write, every `fsync_blocks` writes the next io_u is a sync
+            // (so the last writes of a job get none unless `end_fsync`). libaio answers
+            // FIO_Q_BUSY while io_us are queued, so they are committed first; in-flight I/O is
+            // not waited for.
+            if task.fsync_blocks > 0
+                && task.last_issued_write
+                && task.writes_issued % task.fsync_blocks as u64 == 0
+            {
+                task.held = Some(io);
+                task.last_issued_write = false;
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                }
+                let now = now.max(self.clk);
+                self.issue_sync(t, now, false);
+                continue;
+            }
             // Rate limiting (`rate_iops`, `rate`): the issue time of the next I/O of this
             // direction follows the I/Os already issued (`usec_for_io`).
             let d = io.ddir.idx();
@@ -917,20 +940,19 @@ impl Sim {
                 issue: now,
                 parts_left: 0,
                 sync: false,
+                end_fsync: false,
+                dsync_flush: false,
             });
             task.pending.push(id);
             task.issued += 1;
             task.think_count += 1;
+            task.last_issued_write = io.ddir == Ddir::Write;
             if io.ddir == Ddir::Write {
                 task.wrote = true;
-                task.writes_since_fsync += 1;
-                if task.fsync_every > 0 && task.writes_since_fsync >= task.fsync_every {
-                    task.writes_since_fsync = 0;
-                    task.fsync_due = true;
-                }
+                task.writes_issued += 1;
             }
             let full = task.in_flight + task.pending.len() as u32 >= task.depth;
-            if task.pending.len() as u32 >= task.batch_submit || full || task.fsync_due {
+            if task.pending.len() as u32 >= task.batch_submit || full {
                 self.commit(t, now);
             }
         }
@@ -1016,9 +1038,13 @@ impl Sim {
             };
             let mut fl = 0;
             if op == Op::Write {
-                // O_DIRECT writes are REQ_SYNC | REQ_IDLE (`dio_bio_write_op`); reads carry no
-                // flag (they are sync by op, `op_is_sync`).
+                // O_DIRECT writes are REQ_SYNC | REQ_IDLE, plus REQ_FUA on an O_SYNC/O_DSYNC
+                // file (`dio_bio_write_op`, `iocb_is_dsync`); reads carry no flag (they are
+                // sync by op, `op_is_sync`).
                 fl |= flags::REQ_SYNC | flags::REQ_IDLE;
+                if self.tasks[t].sync_io {
+                    fl |= flags::REQ_FUA;
+                }
             }
             // Every user write carries a fresh data version (the integrity oracle).
             let version = if op == Op::Write {
@@ -1128,8 +1154,11 @@ impl Sim {
         task.commit_batch.clear();
     }
 
-    /// An fsync: drain done, issue one flush (`DDIR_SYNC`, `blkdev_issue_flush`).
-    fn issue_sync(&mut self, t: usize, now: Ns) {
+    /// An fsync (`DDIR_SYNC`): `blkdev_fsync` → `blkdev_issue_flush`, an empty
+    /// `REQ_OP_WRITE | REQ_PREFLUSH` bio; the block layer's flush machinery decides what the
+    /// device sees (nothing without a write cache). The task waits for it unless the engine
+    /// queues fsync asynchronously (io_uring).
+    fn issue_sync(&mut self, t: usize, now: Ns, end_fsync: bool) {
         let task = &mut self.tasks[t];
         let id = task.ious.insert(IoUnit {
             ddir: Ddir::Write,
@@ -1139,11 +1168,13 @@ impl Sim {
             issue: now,
             parts_left: 1,
             sync: true,
+            end_fsync,
+            dsync_flush: false,
         });
-        task.sync_in_flight = true;
+        task.sync_in_flight = !task.async_fsync;
         task.in_flight += 1;
-        if !self.write_cache || task.null_engine {
-            // No volatile cache: the flush machinery completes the flush at once.
+        if task.null_engine {
+            // fio's null engine completes everything at once.
             task.completed.push(id);
             if !task.reap_scheduled {
                 task.reap_scheduled = true;
@@ -1151,15 +1182,20 @@ impl Sim {
             }
             return;
         }
+        self.submit_flush(t, id, now);
+    }
+
+    /// Submit the empty PREFLUSH write of `blkdev_issue_flush` for io_u `id` of task `t`.
+    fn submit_flush(&mut self, t: usize, id: u32, now: Ns) {
         let bio = Bio {
             token: ((t as u64) << TOKEN_SHIFT) | id as u64,
-            op: Op::Flush,
+            op: Op::Write,
             flags: flags::REQ_SYNC | flags::REQ_PREFLUSH,
             sector: 0,
             nr_sectors: 0,
             nr_segments: 0,
             task: t as u32,
-            cpu: task.cpu,
+            cpu: self.tasks[t].cpu,
             ioprio: IoPrioClass::Be,
             version: 0,
             queue_time: now,
@@ -1203,6 +1239,22 @@ impl Sim {
     /// `io_submit` on a tag cannot reap; its pump schedules the reap when it gets back.
     fn reap(&mut self, t: usize, now: Ns) {
         self.tasks[t].reap_scheduled = false;
+        self.start_dsync_flushes(t, now);
+        // A task inside a synchronous fsync returns from it before it reaps anything else.
+        if self.tasks[t].sync_in_flight {
+            let task = &mut self.tasks[t];
+            let Some(pos) = task.completed.iter().position(|&id| task.ious.get(id).sync) else {
+                return;
+            };
+            let id = task.completed.remove(pos);
+            let io = task.ious.remove(id);
+            if !io.end_fsync {
+                task.stats.record_sync(now, now.saturating_sub(io.start));
+            }
+            task.sync_in_flight = false;
+            task.in_flight -= 1;
+            self.pump(t, now);
+        }
         loop {
             let task = &mut self.tasks[t];
             if task.completed.is_empty() || task.blocked_tag {
@@ -1223,7 +1275,9 @@ impl Sim {
                 let id = task.completed[i];
                 let io = task.ious.remove(id);
                 if io.sync {
-                    task.stats.record_sync(now, now.saturating_sub(io.start));
+                    if !io.end_fsync {
+                        task.stats.record_sync(now, now.saturating_sub(io.start));
+                    }
                     task.sync_in_flight = false;
                 } else {
                     let slat = io.issue.saturating_sub(io.start);
@@ -1238,6 +1292,31 @@ impl Sim {
                 task.waiting_full = false;
             }
             self.pump(t, now);
+        }
+    }
+
+    /// A synchronous engine's write on an O_SYNC/O_DSYNC file returns only after
+    /// `generic_write_sync` → `blkdev_fsync` flushed the device: its completed data goes on
+    /// to that flush (an empty PREFLUSH write) instead of being reaped.
+    fn start_dsync_flushes(&mut self, t: usize, now: Ns) {
+        let task = &self.tasks[t];
+        if !(task.sync_io && task.is_sync_engine) || task.null_engine {
+            return;
+        }
+        let mut i = 0;
+        while i < self.tasks[t].completed.len() {
+            let task = &mut self.tasks[t];
+            let id = task.completed[i];
+            let io = task.ious.get_mut(id);
+            if io.sync || io.dsync_flush || io.ddir != Ddir::Write {
+                i += 1;
+                continue;
+            }
+            io.dsync_flush = true;
+            io.parts_left = 1;
+            task.completed.remove(i);
+            let now = now.max(self.clk);
+            self.submit_flush(t, id, now);
         }
     }
 

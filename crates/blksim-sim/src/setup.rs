@@ -121,6 +121,9 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
 pub fn build_limits(p: &Profile, drv: &dyn Driver) -> Result<QueueLimits, String> {
     let mut lim = QueueLimits::default();
     drv.apply_limits(&mut lim);
+    // `blk_queue_write_cache(q, wc, fua)`: what the flush machinery sequences.
+    lim.write_cache = drv.write_cache();
+    lim.fua = lim.write_cache && drv.fua();
     // Kernel default: nr_requests = 2 × min(queue_depth, BLKDEV_DEFAULT_RQ=128)
     // (`blk_mq_init_sched`).
     lim.nr_requests = 2 * drv.queue_depth().min(128);
@@ -486,6 +489,26 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
         JsonValue::UInt(out.peak_requests as u64),
     );
     o.push("block", blk);
+    // The diskstats fields fio's disk_util does not print (/proc/diskstats 12-17).
+    let mut ds = JsonValue::object();
+    ds.push("discard_ios", JsonValue::UInt(b.discard_ios));
+    ds.push("discard_sectors", JsonValue::UInt(b.discard_sectors));
+    ds.push(
+        "discard_ticks",
+        JsonValue::UInt(b.discard_ticks_ns / 1_000_000),
+    );
+    ds.push("flush_ios", JsonValue::UInt(b.flush_ios));
+    ds.push("flush_ticks", JsonValue::UInt(b.flush_ticks_ns / 1_000_000));
+    o.push("diskstats", ds);
+    // The flush machinery (blk-flush.c): flush requests issued, PREFLUSH/POSTFLUSH steps
+    // served by a flush another request started, empty flushes with no cache to flush.
+    let mut fl = JsonValue::object();
+    fl.push("write_cache", JsonValue::Bool(out.write_cache));
+    fl.push("fua", JsonValue::Bool(out.fua));
+    fl.push("flush_requests", JsonValue::UInt(b.flush_rqs_issued));
+    fl.push("merged", JsonValue::UInt(b.flushes_merged));
+    fl.push("elided", JsonValue::UInt(b.flushes_elided));
+    o.push("flush", fl);
     o.push(
         "dispatch_inversions",
         JsonValue::UInt(b.dispatch_inversions),

@@ -172,6 +172,20 @@ pub static CARD_PARAMS: &[ParamDef] = &[
         "typical (flush 1-20 ms incl. data)",
     ),
     c(
+        "card.rel_wr",
+        "bool",
+        "true",
+        "The card supports reliable writes (EXT_CSD WR_REL_PARAM EN_REL_WR, or REL_WR_SEC_C > 0): with CMD23 the MMC driver sets MMC_BLK_REL_WR, declares FUA and sends FUA writes as reliable writes.",
+        "kernel drivers/mmc/core/block.c mmc_blk_alloc_req, mmc_blk_rw_rq_prep (do_rel_wr); JEDEC 4.41+ cards report it",
+    ),
+    c(
+        "card.avoid_rel_write",
+        "bool",
+        "false",
+        "MMC_QUIRK_AVOID_REL_WRITE: reliable writes are slow on this card; with a cache, FUA is not declared and the block layer flushes after FUA writes instead.",
+        "kernel drivers/mmc/core/block.c mmc_blk_alloc_req (avoid_fua), quirks.h",
+    ),
+    c(
         "card.ftl",
         "enum:page|au",
         "page",
