@@ -7,11 +7,11 @@
 
 use crate::elevator::{BioInfo, ElvMerge};
 use crate::limits::QueueLimits;
-use crate::request::{flags, Op, Request};
+use crate::request::{flags, rqf, Op, Request};
 
 /// `blk_rq_merge_ok` + `blk_try_merge` + the size checks.
 pub fn bio_merge_kind(rq: &Request, bio: &BioInfo, lim: &QueueLimits) -> ElvMerge {
-    if !mergeable_op(rq.op, rq.flags) || !mergeable_op(bio.op, bio.flags) {
+    if !rq_mergeable(rq) || !mergeable_op(bio.op, bio.flags) {
         return ElvMerge::NoMerge;
     }
     if rq.op != bio.op || (rq.flags & flags::REQ_FUA) != (bio.flags & flags::REQ_FUA) {
@@ -34,14 +34,21 @@ pub fn bio_merge_kind(rq: &Request, bio: &BioInfo, lim: &QueueLimits) -> ElvMerg
 
 /// Can `next` be appended to `rq` (`ll_merge_requests_fn` / `attempt_merge`)?
 pub fn requests_mergeable(rq: &Request, next: &Request, lim: &QueueLimits) -> bool {
-    mergeable_op(rq.op, rq.flags)
-        && mergeable_op(next.op, next.flags)
+    rq_mergeable(rq)
+        && rq_mergeable(next)
         && rq.op == next.op
         && rq.ioprio == next.ioprio
         && (rq.flags & flags::REQ_FUA) == (next.flags & flags::REQ_FUA)
         && rq.end_sector() == next.sector
         && rq.nr_sectors as u64 + next.nr_sectors as u64 <= lim.max_sectors() as u64
         && rq.nr_segments as u32 + next.nr_segments as u32 <= lim.max_segments as u32
+}
+
+/// `rq_mergeable`: the op and `REQ_NOMERGE_FLAGS`, and no `RQF_NOMERGE_FLAGS` (a request the
+/// flush machinery sequences, `RQF_FLUSH_SEQ`, keeps its one bio even once its REQ_FUA has
+/// been stripped for a device without FUA).
+pub fn rq_mergeable(rq: &Request) -> bool {
+    mergeable_op(rq.op, rq.flags) && rq.rq_flags & rqf::FLUSH_SEQ == 0
 }
 
 /// `bio_mergeable` / `rq_mergeable`: reads and writes without `REQ_NOMERGE_FLAGS`

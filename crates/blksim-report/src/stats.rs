@@ -458,12 +458,14 @@ impl JobStats {
         self.dir[ddir].drop_ios += 1;
     }
 
-    /// A completed fsync/fdatasync (`add_sync_clat_sample`).
-    pub fn record_sync(&mut self, now_ns: u64, lat_ns: u64) {
+    /// A completed fsync/fdatasync (`add_sync_clat_sample`). `fsync` counts it in
+    /// `total_io_u[DDIR_SYNC]`, which fio's `sync.total_ios` shows; an fdatasync
+    /// (`DDIR_DATASYNC`) adds only its latency.
+    pub fn record_sync(&mut self, now_ns: u64, lat_ns: u64, fsync: bool) {
         if !self.counting(now_ns) {
             return;
         }
-        self.sync_total_ios += 1;
+        self.sync_total_ios += fsync as u64;
         if !self.opts.disable_clat {
             self.sync.add(lat_ns);
         }

@@ -41,7 +41,7 @@ use crate::mq_deadline::MqDeadline;
 use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::integrity::{Integrity, INTERNAL_TOKEN};
 use blksim_block::limits::QueueLimits;
-use blksim_block::request::{flags, Bio, IoPrioClass, Op, Request, RqId, RqPool, NO_BIO};
+use blksim_block::request::{flags, rqf, Bio, IoPrioClass, Op, Request, RqId, RqPool, NO_BIO};
 use blksim_block::{Elevator, ElvMerge};
 use blksim_core::{Ns, ParamDef, NSEC_PER_MSEC};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -165,9 +165,13 @@ fn is_data_write(r: &Request) -> bool {
     matches!(r.op, Op::Write | Op::Discard)
 }
 
+/// Writes the scheduler may fold into a combined write: plain ones. A write the flush
+/// machinery sequences (RQF_FLUSH_SEQ; its REQ_FUA may already be stripped for a device
+/// without FUA) must reach the device as itself, as REQ_NOMERGE_FLAGS keep it unmerged.
 fn groupable(r: &Request) -> bool {
     r.op == Op::Write
         && r.flags & (flags::REQ_FUA | flags::REQ_PREFLUSH) == 0
+        && r.rq_flags & rqf::FLUSH_SEQ == 0
         && r.nr_sectors > 0
         && r.bio_head != NO_BIO
 }

@@ -69,8 +69,12 @@ struct Outcome {
 /// One randomized run. Panics on a lost or doubled completion or a non-quiescent end.
 fn run(seed: u64, broken: bool) -> Outcome {
     let mut rng = Rng::from_seed(seed);
+    // A device with a volatile cache and no FUA: flushes and FUA writes go through the
+    // flush machinery (PREFLUSH and POSTFLUSH steps) around the elevator.
     let lim = QueueLimits {
         nr_requests: 256,
+        write_cache: true,
+        fua: false,
         ..QueueLimits::default()
     };
     // Small erase blocks (32 KiB = 64 sectors) over a 4-block region.
@@ -125,20 +129,24 @@ fn run(seed: u64, broken: bool) -> Outcome {
                         break;
                     }
                     let r = rng.below(100);
-                    let (op, fl) = if r < 45 {
-                        (Op::Read, 0)
+                    // fsync is an empty REQ_OP_WRITE | REQ_PREFLUSH bio (blkdev_issue_flush);
+                    // O_SYNC writes are REQ_FUA.
+                    let (op, fl, empty) = if r < 45 {
+                        (Op::Read, 0, false)
+                    } else if r < 88 {
+                        (Op::Write, flags::REQ_SYNC, false)
                     } else if r < 93 {
-                        (Op::Write, flags::REQ_SYNC)
+                        (Op::Write, flags::REQ_SYNC | flags::REQ_FUA, false)
                     } else {
-                        (Op::Flush, flags::REQ_SYNC | flags::REQ_PREFLUSH)
+                        (Op::Write, flags::REQ_SYNC | flags::REQ_PREFLUSH, true)
                     };
-                    let (sector, nr) = if op == Op::Flush {
+                    let (sector, nr) = if empty {
                         (0, 0)
                     } else {
                         let nr = rng.range_inclusive(1, 16) as u32;
                         (rng.below(256 - nr as u64), nr)
                     };
-                    let v = if op == Op::Write {
+                    let v = if op == Op::Write && !empty {
                         version += 1;
                         version
                     } else {

@@ -84,6 +84,9 @@ struct IoUnit {
     /// `end_fsync`: fio's `fio_file_fsync` at the end of the job is a plain fsync(2), not an
     /// io_u, so it is not in the sync statistics.
     end_fsync: bool,
+    /// An fdatasync (`DDIR_DATASYNC`): in the sync latency, not in `sync.total_ios`, which
+    /// counts `DDIR_SYNC` only.
+    datasync: bool,
     /// A write of a synchronous engine on an O_SYNC/O_DSYNC file whose data is done: the
     /// syscall goes on with `generic_write_sync` → `blkdev_fsync`, an empty PREFLUSH write,
     /// before it returns.
@@ -130,12 +133,16 @@ struct Task {
     gen_done: bool,
     ious: Slab<IoUnit>,
     think_count: u32,
-    /// `fsync=`/`fdatasync=` (fio's `fsync_blocks`), `io_issues[DDIR_WRITE]` and whether the
-    /// last I/O issued was a write (`last_ddir_issued`): fio's `get_rw_ddir` turns the next
-    /// I/O into a sync when the write count is a multiple of `fsync_blocks`.
+    /// `fsync=`, `fdatasync=` (fio's `fsync_blocks`, `fdatasync_blocks`), `io_issues[DDIR_WRITE]`
+    /// and `last_was_sync`: fio 3.33's `get_rw_ddir` turns the next io_u into a sync when the
+    /// write count is a multiple of the block count and `should_fsync` (the job writes, and
+    /// the last io_u that *completed* was not a sync, so an asynchronous fsync still in flight
+    /// lets another one start).
     fsync_blocks: u32,
+    fdatasync_blocks: u32,
     writes_issued: u64,
-    last_issued_write: bool,
+    last_was_sync: bool,
+    job_writes: bool,
     /// `sync=1`: writes are FUA (and flushed after, on a synchronous engine).
     sync_io: bool,
     /// io_uring queues fsync as an asynchronous request (`IORING_OP_FSYNC`); the other
@@ -165,6 +172,24 @@ struct Task {
     /// fio's verify phase (`verify=` + `do_verify`): after the write phase the job reads its
     /// region back (`do_verify`); the block layer's integrity oracle checks every read.
     verify_gen: Option<IoGen>,
+}
+
+/// Which flush an fio job asks for (`DDIR_SYNC`, `DDIR_DATASYNC`, or `end_fsync`'s fsync(2)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SyncKind {
+    Fsync,
+    Fdatasync,
+    EndFsync,
+}
+
+impl SyncKind {
+    fn from(datasync: bool) -> Self {
+        if datasync {
+            SyncKind::Fdatasync
+        } else {
+            SyncKind::Fsync
+        }
+    }
 }
 
 /// What one task reports.
@@ -325,9 +350,17 @@ impl Sim {
                 gen_done: false,
                 ious: Slab::new(),
                 think_count: 0,
-                fsync_blocks: spec.fsync.max(spec.fdatasync),
+                fsync_blocks: spec.fsync,
+                fdatasync_blocks: spec.fdatasync,
                 writes_issued: 0,
-                last_issued_write: false,
+                last_was_sync: false,
+                job_writes: !matches!(
+                    spec.rw,
+                    blksim_job::RwPattern::Read
+                        | blksim_job::RwPattern::RandRead
+                        | blksim_job::RwPattern::Trim
+                        | blksim_job::RwPattern::RandTrim
+                ),
                 sync_io: spec.sync_io,
                 async_fsync: spec.ioengine.name() == "io_uring",
                 end_fsync: spec.end_fsync,
@@ -838,7 +871,7 @@ impl Sim {
                 }
                 if task.end_fsync && task.wrote && !task.end_fsync_done {
                     task.end_fsync_done = true;
-                    self.issue_sync(t, now, true);
+                    self.issue_sync(t, now, SyncKind::EndFsync);
                     continue;
                 }
                 if crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen) {
@@ -881,21 +914,22 @@ impl Sim {
                     }
                 },
             };
-            // `get_rw_ddir`: after a write, every `fsync_blocks` writes the next io_u is a sync
-            // (so the last writes of a job get none unless `end_fsync`). libaio answers
-            // FIO_Q_BUSY while io_us are queued, so they are committed first; in-flight I/O is
-            // not waited for.
-            if task.fsync_blocks > 0
-                && task.last_issued_write
-                && task.writes_issued % task.fsync_blocks as u64 == 0
-            {
+            // `get_rw_ddir`: every `fsync_blocks` (`fdatasync_blocks`) writes the next io_u is
+            // a sync, if there is a next one (the last writes of a job get none unless
+            // `end_fsync`). libaio answers FIO_Q_BUSY while io_us are queued, so they are
+            // committed first; in-flight I/O is not waited for.
+            let due = |blocks: u32| {
+                blocks > 0 && task.writes_issued > 0 && task.writes_issued % blocks as u64 == 0
+            };
+            let should_fsync = task.job_writes && !task.last_was_sync;
+            if should_fsync && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
+                let datasync = !due(task.fsync_blocks);
                 task.held = Some(io);
-                task.last_issued_write = false;
                 if !task.pending.is_empty() {
                     self.commit(t, now);
                 }
                 let now = now.max(self.clk);
-                self.issue_sync(t, now, false);
+                self.issue_sync(t, now, SyncKind::from(datasync));
                 continue;
             }
             // Rate limiting (`rate_iops`, `rate`): the issue time of the next I/O of this
@@ -941,12 +975,12 @@ impl Sim {
                 parts_left: 0,
                 sync: false,
                 end_fsync: false,
+                datasync: false,
                 dsync_flush: false,
             });
             task.pending.push(id);
             task.issued += 1;
             task.think_count += 1;
-            task.last_issued_write = io.ddir == Ddir::Write;
             if io.ddir == Ddir::Write {
                 task.wrote = true;
                 task.writes_issued += 1;
@@ -1158,7 +1192,7 @@ impl Sim {
     /// `REQ_OP_WRITE | REQ_PREFLUSH` bio; the block layer's flush machinery decides what the
     /// device sees (nothing without a write cache). The task waits for it unless the engine
     /// queues fsync asynchronously (io_uring).
-    fn issue_sync(&mut self, t: usize, now: Ns, end_fsync: bool) {
+    fn issue_sync(&mut self, t: usize, now: Ns, kind: SyncKind) {
         let task = &mut self.tasks[t];
         let id = task.ious.insert(IoUnit {
             ddir: Ddir::Write,
@@ -1168,7 +1202,8 @@ impl Sim {
             issue: now,
             parts_left: 1,
             sync: true,
-            end_fsync,
+            end_fsync: kind == SyncKind::EndFsync,
+            datasync: kind == SyncKind::Fdatasync,
             dsync_flush: false,
         });
         task.sync_in_flight = !task.async_fsync;
@@ -1249,8 +1284,10 @@ impl Sim {
             let id = task.completed.remove(pos);
             let io = task.ious.remove(id);
             if !io.end_fsync {
-                task.stats.record_sync(now, now.saturating_sub(io.start));
+                task.stats
+                    .record_sync(now, now.saturating_sub(io.start), !io.datasync);
             }
+            task.last_was_sync = true;
             task.sync_in_flight = false;
             task.in_flight -= 1;
             self.pump(t, now);
@@ -1276,13 +1313,16 @@ impl Sim {
                 let io = task.ious.remove(id);
                 if io.sync {
                     if !io.end_fsync {
-                        task.stats.record_sync(now, now.saturating_sub(io.start));
+                        task.stats
+                            .record_sync(now, now.saturating_sub(io.start), !io.datasync);
                     }
+                    task.last_was_sync = true;
                     task.sync_in_flight = false;
                 } else {
                     let slat = io.issue.saturating_sub(io.start);
                     let clat = now.saturating_sub(io.issue);
                     task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+                    task.last_was_sync = false;
                 }
             }
             task.completed.drain(..n);
