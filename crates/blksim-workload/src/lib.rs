@@ -420,7 +420,10 @@ impl IoGen {
             map,
             last_pos: [start; 3],
             last_start: [None; 3],
-            ddir_seq_nr: spec.rw_nr_random.max(1),
+            // init.c add_job: td->ddir_seq_nr starts at 1, not o->ddir_seq_nr, so the first
+            // get_next_offset of rw=randxxx:N draws a random offset instead of running N-1
+            // I/Os from offset 0. Not reset between passes.
+            ddir_seq_nr: 1,
             rwmix_ddir: Ddir::Read,
             rwmix_issues: 0,
             io_issues: [0; 3],

@@ -699,32 +699,73 @@ fn trimwrite_trims_then_writes_same_block() {
 
 #[test]
 fn randread_n_runs_sequentially_between_random_offsets() {
+    // io_u.c get_next_offset: a new random offset when --td->ddir_seq_nr reaches 0, which
+    // init.c add_job starts at 1, so the first I/O is random, then 7 continue sequentially
+    // (get_next_block without rw_seq: get_next_seq_offset). fio 3.33's iolog for
+    // --ioengine=null --size=1m --bs=4k --rw=randread:8 begins (in blocks)
+    // 15..22, 189..196, 215..222, 120..127: runs of 8, each starting at a random block.
     let mut s = spec(RwPattern::RandRead);
     s.rw_nr_random = 8;
     let mut g = gen(&s, region(0, 64 * M, 64 * M));
     let v = take(&mut g, 64);
-    // fio: the first 7 continue from the start, the 8th is random, and so on.
-    for (i, u) in v.iter().enumerate().take(7) {
-        assert_eq!(u.offset, i as u64 * 4 * K);
-    }
-    for i in 8..64 {
-        if i % 8 != 7 {
+    for i in 1..64 {
+        if i % 8 != 0 {
             assert_eq!(v[i].offset, v[i - 1].offset + 4 * K, "i={i}");
         }
     }
-    let jumps = (1..64)
+    let jumps = (8..64)
+        .step_by(8)
         .filter(|&i| v[i].offset != v[i - 1].offset + 4 * K)
         .count();
     assert!(jumps >= 6, "jumps={jumps}");
+    assert_ne!(v[0].offset, 0, "the first offset is random");
 
+    // rw_sequencer=identical: the 7 between repeat the random offset (RW_SEQ_IDENT).
     s.rw_sequencer_identical = true;
     let mut g = gen(&s, region(0, 64 * M, 64 * M));
     let v = take(&mut g, 32);
-    for i in 8..32 {
-        if i % 8 != 7 {
+    for i in 1..32 {
+        if i % 8 != 0 {
             assert_eq!(v[i].offset, v[i - 1].offset, "i={i}");
         }
     }
+    assert_ne!(v[0].offset, 0, "the first offset is random");
+}
+
+#[test]
+fn randread_n_transfers_size_on_the_null_engine() {
+    // rw=randread:8, size=1m, bs=4k. The sequential I/Os are IO_U_F_BUSY_OK (not marked in
+    // the random map), so only one block in 8 fills the map and it never runs out. When a
+    // run reaches the end of the null engine's file (last_pos >= real_file_size),
+    // get_next_seq_offset fails and get_next_block takes a random block instead; the job
+    // ends at io_issue_bytes_exceeded. fio 3.33: 256 reads, with runs such as
+    // 252 253 254 255 206 207 208 209 (blocks) in its iolog.
+    let mut s = spec(RwPattern::RandRead);
+    s.size = Some(SizeOrPct::Bytes(M));
+    s.rw_nr_random = 8;
+    let (s_null, r) = resolved(&s, true);
+    let mut g = gen(&s_null, r);
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 256);
+    assert_eq!(g.issued_bytes(Ddir::Read), M);
+    let mut wrapped = 0;
+    for i in 1..256 {
+        if i % 8 != 0 && v[i].offset != v[i - 1].offset + 4 * K {
+            // only where the previous I/O was the file's last block
+            assert_eq!(v[i - 1].offset, M - 4 * K, "i={i}");
+            wrapped += 1;
+        }
+    }
+    assert!(wrapped > 0, "no run reached the end of the file");
+
+    // On a block device the position after the region's last block is below
+    // real_file_size, so get_next_offset refuses it (>= io_size) and the job ends there
+    // (keep_running: fio_files_done without io_size). fio 3.33 with psync on a 16 MiB loop
+    // device: 204 reads, the last at block 255.
+    let (s_dev, r) = resolved(&s, false);
+    let v = all(&mut gen(&s_dev, r), 10_000);
+    assert!(v.len() < 256, "{}", v.len());
+    assert_eq!(v.last().unwrap().offset, M - 4 * K);
 }
 
 #[test]
