@@ -50,7 +50,7 @@ pub use blksim_job::Ddir;
 pub use dist::{hash_u64, Gauss, Zipf, GOLDEN_RATIO_64};
 
 use blksim_core::{Rng, RngStreams};
-use blksim_job::{JobSpec, ParseError, RandomDistribution, RwPattern, SizeOrPct};
+use blksim_job::{IoEngine, JobSpec, ParseError, RandomDistribution, RwPattern, SizeOrPct};
 
 /// One I/O unit: direction, absolute byte offset on the device, length in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,8 +67,11 @@ pub struct Region {
     pub start: u64,
     /// fio's `f->io_size`: length of the region.
     pub len: u64,
-    /// fio's `f->real_file_size`: size of the device. Sequential I/O with holes wraps at
-    /// this size, not at the region end, as fio does.
+    /// fio's `f->real_file_size`: the size of the target as fio sees it. For a block device
+    /// that is the device's size; for the null engine, which has no file to measure, it is
+    /// the region's end (`start + len`, see [`Region::resolve`]). Sequential I/O with holes
+    /// wraps at this size, and a sequential run of `rw=randxxx:N` that reaches it continues
+    /// at a random block; below it, an offset past the region ends the pass.
     pub device_bytes: u64,
 }
 
@@ -109,7 +112,12 @@ impl Region {
     /// * length = `filesize * nrfiles` if `filesize` is set, else `size` (a percentage of the
     ///   device, aligned down to the minimum block size), else the rest of the device;
     /// * the length is clamped to the end of the device (fio would stop at the device end);
-    /// * errors as fio: offset beyond the device, or a region smaller than the block size.
+    /// * errors as fio: offset beyond the device, or a region smaller than the block size;
+    /// * `device_bytes` of the result (fio's `real_file_size`) is the device size, except with
+    ///   `ioengine=null`: a diskless engine has no size hook, so `get_file_sizes` sets
+    ///   `real_file_size` to `size / nr_files`, and `setup_files` raises it to
+    ///   `file_offset + io_size` for the fake-I/O engine's regular file. The result is the
+    ///   region's end.
     pub fn resolve(
         spec: &JobSpec,
         clone_index: u32,
@@ -175,10 +183,17 @@ impl Region {
                 ),
             ));
         }
+        // get_file_sizes / setup_files: the null engine's file ends where the region does, so
+        // fio wraps (or stops) there rather than at the device's end.
+        let real_file_size = if matches!(spec.ioengine, IoEngine::Null) {
+            start + len
+        } else {
+            device_bytes
+        };
         Ok(Region {
             start,
             len,
-            device_bytes,
+            device_bytes: real_file_size,
         })
     }
 }
@@ -405,7 +420,10 @@ impl IoGen {
             map,
             last_pos: [start; 3],
             last_start: [None; 3],
-            ddir_seq_nr: spec.rw_nr_random.max(1),
+            // init.c add_job: td->ddir_seq_nr starts at 1, not o->ddir_seq_nr, so the first
+            // get_next_offset of rw=randxxx:N draws a random offset instead of running N-1
+            // I/Os from offset 0. Not reset between passes.
+            ddir_seq_nr: 1,
             rwmix_ddir: Ddir::Read,
             rwmix_issues: 0,
             io_issues: [0; 3],

@@ -1,7 +1,9 @@
 //! Behavioural tests of the fio I/O generator against fio's algorithms.
 
 use blksim_core::{Rng, RngStreams};
-use blksim_job::{BsSpec, BsSplit, Ddir, JobSpec, RandomDistribution, RwPattern, SizeOrPct, Zone};
+use blksim_job::{
+    BsSpec, BsSplit, Ddir, IoEngine, JobSpec, RandomDistribution, RwPattern, SizeOrPct, Zone,
+};
 use blksim_workload::{hash_u64, IoGen, IoU, Region, Zipf};
 
 const K: u64 = 1024;
@@ -122,6 +124,107 @@ fn read_backwards_with_negative_skip() {
     assert_eq!(v[1].offset, M - 8 * K);
     for w in v[1..].windows(2) {
         assert_eq!(w[1].offset + 4 * K, w[0].offset, "not backwards: {:?}", w);
+    }
+}
+
+/// A job of `size` at `offset` on a 64 MiB device, resolved as blksim-sim does, with fio's null
+/// engine or a block-device engine (psync).
+fn resolved(s: &JobSpec, null_engine: bool) -> (JobSpec, Region) {
+    let mut s = s.clone();
+    s.ioengine = if null_engine {
+        IoEngine::Null
+    } else {
+        IoEngine::Sync("psync")
+    };
+    let r = Region::resolve(&s, 0, 64 * M).unwrap();
+    (s, r)
+}
+
+#[test]
+fn null_engine_file_ends_at_the_region_end() {
+    // filesetup.c: the null engine has no get_file_size hook, so get_file_sizes sets
+    // real_file_size = size / nr_files and setup_files raises it to file_offset + io_size.
+    let mut s = spec(RwPattern::Read);
+    s.size = Some(SizeOrPct::Bytes(M));
+    s.offset = SizeOrPct::Bytes(64 * K);
+    assert_eq!(resolved(&s, true).1, region(64 * K, M, 64 * K + M));
+    assert_eq!(resolved(&s, false).1, region(64 * K, M, 64 * M));
+}
+
+#[test]
+fn read_with_skip_wraps_at_the_null_engine_file_end() {
+    // rw=read:4k, bs=4k, size=1m. io_u.c get_next_seq_offset adds the skip to the last
+    // position; at the end of the file (pos >= real_file_size) it wraps to the start, and
+    // do_io keeps going until io_issue_bytes_exceeded (size bytes issued). fio 3.33's iolog
+    // (fio --name=x --ioengine=null --size=1m --bs=4k --rw=read:4k --write_iolog=...) reads
+    // 0, 8192, ..., 1040384, then 0, 8192, ... again: 256 reads in one open of the file.
+    let mut s = spec(RwPattern::Read);
+    s.size = Some(SizeOrPct::Bytes(M));
+    s.rw_seq_skip = 4 * K as i64;
+    let (s_null, r) = resolved(&s, true);
+    let mut g = gen(&s_null, r);
+    let null_v = all(&mut g, 10_000);
+    assert_eq!(null_v.len(), 256);
+    for (i, u) in null_v.iter().enumerate() {
+        let want = IoU {
+            ddir: Ddir::Read,
+            offset: (i as u64 % 128) * 8 * K,
+            len: 4 * K,
+        };
+        assert_eq!(*u, want, "i={i}");
+    }
+    assert_eq!(g.issued_bytes(Ddir::Read), M);
+    assert_eq!(g.passes(), 1, "the wrap is inside the pass, not a new one");
+
+    // On a block device real_file_size is the device's: the offset after 1016k is 1024k,
+    // get_next_offset refuses it (>= io_size), the file is done and keep_running stops
+    // (fio_files_done, no io_size). fio 3.33 with --ioengine=psync or libaio on a 16 MiB loop
+    // device: 128 reads, the last at 1040384.
+    let (s_dev, r) = resolved(&s, false);
+    let v = all(&mut gen(&s_dev, r), 10_000);
+    assert_eq!(v.len(), 128);
+    assert_eq!(v.last().unwrap().offset, 1016 * K);
+
+    // rw_sequencer only matters for random patterns: rw=read:4k sets ddir_seq_add and leaves
+    // ddir_seq_nr at 1 (options.c str_rw_cb), so every I/O is an rw_seq hit.
+    let mut s_ident = s_null.clone();
+    s_ident.rw_sequencer_identical = true;
+    let (s_ident, r) = resolved(&s_ident, true);
+    assert_eq!(all(&mut gen(&s_ident, r), 10_000), null_v);
+}
+
+#[test]
+fn null_engine_region_with_offset_stops_like_fio() {
+    // get_next_seq_offset compares a relative position with the absolute real_file_size.
+    // With offset=64k the position after the last block (1024k) is still below
+    // file_offset + io_size (1088k), so it is not wrapped and get_next_offset refuses it:
+    // fio 3.33 (--ioengine=null --size=1m --offset=64k --bs=4k --rw=read:4k) reads 128.
+    let mut s = spec(RwPattern::Read);
+    s.size = Some(SizeOrPct::Bytes(M));
+    s.offset = SizeOrPct::Bytes(64 * K);
+    s.rw_seq_skip = 4 * K as i64;
+    let (s, r) = resolved(&s, true);
+    let v = all(&mut gen(&s, r), 10_000);
+    assert_eq!(v.len(), 128);
+    assert_eq!(v.last().unwrap().offset, 64 * K + 1016 * K);
+}
+
+#[test]
+fn null_engine_block_past_the_file_end_is_not_issued() {
+    // size=1028k, bs=8k, rw=read. fill_io_u refuses an I/O that ends past real_file_size.
+    // The null engine's file ends at 1028k: fio 3.33 reads 128 blocks (1 MiB). A block device
+    // is larger, the block at 1024k starts inside the region and is issued: 129 (psync on a
+    // loop device).
+    let mut s = spec(RwPattern::Read);
+    s.size = Some(SizeOrPct::Bytes(1028 * K));
+    s.bs[0] = BsSpec {
+        min: 8 * K,
+        max: 8 * K,
+        split: Vec::new(),
+    };
+    for (null, n) in [(true, 128), (false, 129)] {
+        let (s, r) = resolved(&s, null);
+        assert_eq!(all(&mut gen(&s, r), 10_000).len(), n, "null engine: {null}");
     }
 }
 
@@ -596,32 +699,73 @@ fn trimwrite_trims_then_writes_same_block() {
 
 #[test]
 fn randread_n_runs_sequentially_between_random_offsets() {
+    // io_u.c get_next_offset: a new random offset when --td->ddir_seq_nr reaches 0, which
+    // init.c add_job starts at 1, so the first I/O is random, then 7 continue sequentially
+    // (get_next_block without rw_seq: get_next_seq_offset). fio 3.33's iolog for
+    // --ioengine=null --size=1m --bs=4k --rw=randread:8 begins (in blocks)
+    // 15..22, 189..196, 215..222, 120..127: runs of 8, each starting at a random block.
     let mut s = spec(RwPattern::RandRead);
     s.rw_nr_random = 8;
     let mut g = gen(&s, region(0, 64 * M, 64 * M));
     let v = take(&mut g, 64);
-    // fio: the first 7 continue from the start, the 8th is random, and so on.
-    for (i, u) in v.iter().enumerate().take(7) {
-        assert_eq!(u.offset, i as u64 * 4 * K);
-    }
-    for i in 8..64 {
-        if i % 8 != 7 {
+    for i in 1..64 {
+        if i % 8 != 0 {
             assert_eq!(v[i].offset, v[i - 1].offset + 4 * K, "i={i}");
         }
     }
-    let jumps = (1..64)
+    let jumps = (8..64)
+        .step_by(8)
         .filter(|&i| v[i].offset != v[i - 1].offset + 4 * K)
         .count();
     assert!(jumps >= 6, "jumps={jumps}");
+    assert_ne!(v[0].offset, 0, "the first offset is random");
 
+    // rw_sequencer=identical: the 7 between repeat the random offset (RW_SEQ_IDENT).
     s.rw_sequencer_identical = true;
     let mut g = gen(&s, region(0, 64 * M, 64 * M));
     let v = take(&mut g, 32);
-    for i in 8..32 {
-        if i % 8 != 7 {
+    for i in 1..32 {
+        if i % 8 != 0 {
             assert_eq!(v[i].offset, v[i - 1].offset, "i={i}");
         }
     }
+    assert_ne!(v[0].offset, 0, "the first offset is random");
+}
+
+#[test]
+fn randread_n_transfers_size_on_the_null_engine() {
+    // rw=randread:8, size=1m, bs=4k. The sequential I/Os are IO_U_F_BUSY_OK (not marked in
+    // the random map), so only one block in 8 fills the map and it never runs out. When a
+    // run reaches the end of the null engine's file (last_pos >= real_file_size),
+    // get_next_seq_offset fails and get_next_block takes a random block instead; the job
+    // ends at io_issue_bytes_exceeded. fio 3.33: 256 reads, with runs such as
+    // 252 253 254 255 206 207 208 209 (blocks) in its iolog.
+    let mut s = spec(RwPattern::RandRead);
+    s.size = Some(SizeOrPct::Bytes(M));
+    s.rw_nr_random = 8;
+    let (s_null, r) = resolved(&s, true);
+    let mut g = gen(&s_null, r);
+    let v = all(&mut g, 10_000);
+    assert_eq!(v.len(), 256);
+    assert_eq!(g.issued_bytes(Ddir::Read), M);
+    let mut wrapped = 0;
+    for i in 1..256 {
+        if i % 8 != 0 && v[i].offset != v[i - 1].offset + 4 * K {
+            // only where the previous I/O was the file's last block
+            assert_eq!(v[i - 1].offset, M - 4 * K, "i={i}");
+            wrapped += 1;
+        }
+    }
+    assert!(wrapped > 0, "no run reached the end of the file");
+
+    // On a block device the position after the region's last block is below
+    // real_file_size, so get_next_offset refuses it (>= io_size) and the job ends there
+    // (keep_running: fio_files_done without io_size). fio 3.33 with psync on a 16 MiB loop
+    // device: 204 reads, the last at block 255.
+    let (s_dev, r) = resolved(&s, false);
+    let v = all(&mut gen(&s_dev, r), 10_000);
+    assert!(v.len() < 256, "{}", v.len());
+    assert_eq!(v.last().unwrap().offset, M - 4 * K);
 }
 
 #[test]
