@@ -54,6 +54,9 @@ pub struct DriverOut {
     pub notes: Vec<(Ns, String)>,
     /// Whether the caller wants `notes` (so drivers skip formatting otherwise).
     pub tracing: bool,
+    /// The device lost power at this time (a modelled power cut); the sectors whose data it
+    /// lost or tore, with the versions they hold now (`[start, end)`, version).
+    pub power_cut: Option<(Ns, Vec<(u64, u64, u64)>)>,
 }
 
 impl DriverOut {
@@ -64,6 +67,7 @@ impl DriverOut {
             && self.run_queues.is_empty()
             && !self.stop_queues
             && self.start_queues.is_empty()
+            && self.power_cut.is_none()
     }
 }
 
@@ -130,6 +134,15 @@ pub trait Driver {
 
     /// `commit_rqs`: the batch ended early; kick the hardware.
     fn commit_rqs(&mut self, _hctx: u16, _now: Ns, _out: &mut DriverOut) {}
+
+    /// Whether the device will lose power during the run (a modelled power cut): the
+    /// integrity oracle then tracks what FLUSH and FUA made durable.
+    fn power_cut_planned(&self) -> bool {
+        false
+    }
+
+    /// The simulation starts: the driver may schedule its first timers.
+    fn init(&mut self, _out: &mut DriverOut) {}
 
     /// A timer the driver scheduled through [`DriverOut::events`] fired.
     fn on_event(&mut self, payload: u64, pool: &RqPool, now: Ns, out: &mut DriverOut);

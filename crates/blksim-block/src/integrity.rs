@@ -25,7 +25,12 @@
 //! `blksim.integrity.tracked_one_in` reports the share (1 = the whole device). Runs whose
 //! footprint fits the budget, which includes every test, check everything.
 
-use crate::request::{Op, RqId, RqPool, NO_BIO};
+mod durable;
+
+pub use durable::Durability;
+
+use crate::request::{flags, Op, RqId, RqPool, NO_BIO};
+use blksim_core::extent::ExtentMap;
 use std::collections::BTreeMap;
 
 /// Bio tokens with this bit belong to the block layer or an elevator (gap reads, ...): the
@@ -46,105 +51,18 @@ fn stripe_hash(stripe: u64) -> u64 {
     blksim_core::rng::splitmix64(&mut st)
 }
 
-/// Non-overlapping extents `start -> (end, version)`; absent sectors are version 0.
-#[derive(Clone, Debug, Default)]
-pub struct ExtentMap {
-    m: BTreeMap<u64, (u64, u64)>,
-}
-
-impl ExtentMap {
-    /// Set `[s, e)` to `v`.
-    pub fn set(&mut self, s: u64, e: u64, v: u64) {
-        if s >= e {
-            return;
-        }
-        // Split an extent straddling `s`.
-        if let Some((&ps, &(pe, pv))) = self.m.range(..s).next_back() {
-            if pe > s {
-                self.m.insert(ps, (s, pv));
-                self.m.insert(s, (pe, pv));
+/// Keep only the parts of `m`'s extents that lie in stripes `keep` accepts.
+fn retain_stripes(m: &mut ExtentMap, keep: impl Fn(u64) -> bool) {
+    let old = std::mem::take(m);
+    for (a, b, v) in old.iter() {
+        let mut pos = a;
+        while pos < b {
+            let stripe = pos >> STRIPE_SHIFT;
+            let end = ((stripe + 1) << STRIPE_SHIFT).min(b);
+            if keep(stripe) {
+                m.set(pos, end, v);
             }
-        }
-        // Split an extent straddling `e`.
-        if let Some((&ps, &(pe, pv))) = self.m.range(..e).next_back() {
-            if pe > e {
-                self.m.insert(ps, (e, pv));
-                self.m.insert(e, (pe, pv));
-            }
-        }
-        // Drop the extents inside [s, e) one by one (no temporary list per write).
-        while let Some(k) = self.m.range(s..e).next().map(|(&k, _)| k) {
-            self.m.remove(&k);
-        }
-        if v == 0 {
-            return;
-        }
-        let (mut ns, mut ne) = (s, e);
-        if let Some((&ps, &(pe, pv))) = self.m.range(..s).next_back() {
-            if pe == s && pv == v {
-                self.m.remove(&ps);
-                ns = ps;
-            }
-        }
-        if let Some(&(fe, fv)) = self.m.get(&e) {
-            if fv == v {
-                self.m.remove(&e);
-                ne = fe;
-            }
-        }
-        self.m.insert(ns, (ne, v));
-    }
-
-    /// The versions over `[s, e)` as consecutive pieces `(start, end, version)` covering it.
-    pub fn get(&self, s: u64, e: u64) -> Vec<(u64, u64, u64)> {
-        let mut out = Vec::new();
-        self.get_into(s, e, &mut out);
-        out
-    }
-
-    /// [`Self::get`] into a caller's buffer (cleared first), so the per-read check allocates
-    /// nothing in steady state.
-    pub fn get_into(&self, s: u64, e: u64, out: &mut Vec<(u64, u64, u64)>) {
-        out.clear();
-        let mut pos = s;
-        let first = self
-            .m
-            .range(..=s)
-            .next_back()
-            .filter(|(_, &(pe, _))| pe > s)
-            .map(|(&k, _)| k)
-            .unwrap_or(s);
-        for (&ps, &(pe, pv)) in self.m.range(first..e) {
-            let a = ps.max(s);
-            if a > pos {
-                out.push((pos, a, 0));
-            }
-            let b = pe.min(e);
-            out.push((a, b, pv));
-            pos = b;
-        }
-        if pos < e {
-            out.push((pos, e, 0));
-        }
-    }
-
-    pub fn extents(&self) -> usize {
-        self.m.len()
-    }
-
-    /// Keep only the parts of the extents that lie in stripes `keep` accepts.
-    fn retain_stripes(&mut self, keep: impl Fn(u64) -> bool) {
-        let old = std::mem::take(&mut self.m);
-        for (a, (b, v)) in old {
-            let mut pos = a;
-            while pos < b {
-                let stripe = pos >> STRIPE_SHIFT;
-                let end = ((stripe + 1) << STRIPE_SHIFT).min(b);
-                if keep(stripe) {
-                    self.set(pos, end, v);
-                }
-                pos = end;
-            }
+            pos = end;
         }
     }
 }
@@ -186,6 +104,9 @@ pub struct Integrity {
     /// The oracle tracks the stripes whose hash has its low `sample_shift` bits clear.
     sample_shift: u32,
     budget: usize,
+    /// What FLUSH/FUA made durable, for power cuts (`durable.rs`); None unless a power cut
+    /// is configured.
+    pub durability: Option<Durability>,
 }
 
 impl Default for Integrity {
@@ -215,6 +136,7 @@ impl Integrity {
             buf_race: Vec::new(),
             sample_shift: 0,
             budget: budget.max(1),
+            durability: None,
         }
     }
 
@@ -251,8 +173,8 @@ impl Integrity {
         {
             self.sample_shift += 1;
             let shift = self.sample_shift;
-            self.device.retain_stripes(|st| Self::tracked(shift, st));
-            self.user.retain_stripes(|st| Self::tracked(shift, st));
+            retain_stripes(&mut self.device, |st| Self::tracked(shift, st));
+            retain_stripes(&mut self.user, |st| Self::tracked(shift, st));
         }
     }
 
@@ -260,8 +182,18 @@ impl Integrity {
         matches!(op, Op::Write | Op::Discard)
     }
 
+    /// Track what FLUSH and FUA make durable from now on (a power cut will be judged by it).
+    pub fn track_durability(&mut self, write_cache: bool) {
+        self.durability = Some(Durability::new(write_cache));
+    }
+
     /// A bio entered the block layer (`submit_bio`): user writes are now in flight.
-    pub fn bio_submitted(&mut self, op: Op, token: u64, sector: u64, nr: u32) {
+    pub fn bio_submitted(&mut self, op: Op, token: u64, sector: u64, nr: u32, version: u64) {
+        if let Some(d) = self.durability.as_mut() {
+            if op == Op::Write && nr > 0 {
+                d.submitted(version, sector, sector + nr as u64);
+            }
+        }
         if Self::is_data_write(op) && token & INTERNAL_TOKEN == 0 && nr > 0 {
             *self
                 .inflight
@@ -298,8 +230,13 @@ impl Integrity {
     }
 
     /// Request `rq` completed with `ok` (`blk_mq_end_request`, before its bios are freed).
-    pub fn request_completed(&mut self, pool: &RqPool, rq: RqId, ok: bool) {
+    /// `acked`: the submitter sees it now; false for the DATA step of a write the flush
+    /// machinery still has to flush (it hears of it through [`Self::request_acknowledged`]).
+    pub fn request_completed(&mut self, pool: &RqPool, rq: RqId, ok: bool, acked: bool) {
         let op = pool.get(rq).op;
+        // REQ_FUA reaches the completion only on a device that honours FUA (the flush
+        // machinery strips it otherwise and covers the write with a POSTFLUSH).
+        let fua = pool.get(rq).flags & flags::REQ_FUA != 0;
         let mut b = pool.get(rq).bio_head;
         while b != NO_BIO {
             let bio = pool.bio(b);
@@ -307,14 +244,17 @@ impl Integrity {
             let user = bio.token & INTERNAL_TOKEN == 0;
             match op {
                 Op::Write | Op::Discard => {
-                    if user {
+                    if user && acked {
                         self.write_done(s, e);
                     }
                     if ok {
                         let v = if op == Op::Discard { 0 } else { bio.version };
+                        if let Some(d) = self.durability.as_mut() {
+                            d.acknowledged(s, e, v, fua || op == Op::Discard);
+                        }
                         self.for_tracked(s, e, |me, a, b| {
                             me.device.set(a, b, v);
-                            if user {
+                            if user && acked {
                                 me.user.set(a, b, v);
                             }
                         });
@@ -339,7 +279,7 @@ impl Integrity {
     fn check_read(&mut self, s: u64, e: u64) {
         // Nothing written yet anywhere: both sides read zeros (the common case of a pure
         // read workload), nothing to compare.
-        if self.device.m.is_empty() && self.user.m.is_empty() {
+        if self.device.is_empty() && self.user.is_empty() {
             return;
         }
         let mut dev = std::mem::take(&mut self.buf_dev);
@@ -402,6 +342,69 @@ impl Integrity {
         }
     }
 
+    /// The submitter hears of a write whose DATA step completed earlier (the flush machinery
+    /// ended its sequence): it is no longer in flight, and reads must now return it.
+    pub fn request_acknowledged(&mut self, pool: &RqPool, rq: RqId) {
+        let r = pool.get(rq);
+        if r.op != Op::Write {
+            return;
+        }
+        let mut b = r.bio_head;
+        while b != NO_BIO {
+            let bio = pool.bio(b);
+            let (s, e) = (bio.sector, bio.sector + bio.nr_sectors as u64);
+            if bio.token & INTERNAL_TOKEN == 0 && e > s {
+                self.write_done(s, e);
+                // What the device holds there now: this write's data, or a newer write's that
+                // completed meanwhile. A write that failed after its data reached the device
+                // (its flush never came) leaves that data: reported to the submitter as an
+                // error, and what reads return from then on.
+                self.for_tracked(s, e, |me, a, b| {
+                    for (x, y, v) in me.device.get(a, b) {
+                        me.user.set(x, y, v);
+                    }
+                });
+            }
+            b = bio.next;
+        }
+    }
+
+    /// A flush request reaches the device: the snapshot it will make durable.
+    pub fn flush_issued(&self) -> u64 {
+        self.durability.as_ref().map_or(0, |d| d.flush_issued())
+    }
+
+    /// A flush issued with `snapshot` completed.
+    pub fn flush_completed(&mut self, snapshot: u64) {
+        if let Some(d) = self.durability.as_mut() {
+            d.flush_completed(snapshot, &self.device);
+        }
+    }
+
+    /// The device lost power; `changed` are the sectors that lost or tore data with what
+    /// they hold now. Judged against what was durable (violations, allowed loss), then what
+    /// the device holds is what reads must return.
+    pub fn power_cut(&mut self, changed: &[(u64, u64, u64)]) {
+        if let Some(d) = self.durability.as_mut() {
+            d.power_cut(changed, &self.device, &self.user);
+        }
+        for &(s, e, v) in changed {
+            self.for_tracked(s, e, |me, a, b| {
+                me.device.set(a, b, v);
+                me.user.set(a, b, v);
+            });
+        }
+    }
+
+    /// Sectors a power cut took as allowed (never made durable) and sectors where it broke
+    /// FLUSH/FUA's promise.
+    pub fn lost_allowed(&self) -> u64 {
+        self.durability.as_ref().map_or(0, |d| d.lost_allowed)
+    }
+    pub fn violations(&self) -> u64 {
+        self.durability.as_ref().map_or(0, |d| d.violations)
+    }
+
     /// Extents held by both maps (memory check).
     pub fn extents(&self) -> (usize, usize) {
         (self.device.extents(), self.user.extents())
@@ -411,30 +414,6 @@ impl Integrity {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn extent_map_splits_coalesces_and_reads_zero_holes() {
-        let mut m = ExtentMap::default();
-        m.set(10, 20, 1);
-        m.set(20, 30, 1);
-        assert_eq!(m.extents(), 1);
-        m.set(15, 25, 2);
-        assert_eq!(
-            m.get(0, 40),
-            vec![
-                (0, 10, 0),
-                (10, 15, 1),
-                (15, 25, 2),
-                (25, 30, 1),
-                (30, 40, 0)
-            ]
-        );
-        m.set(12, 28, 0);
-        assert_eq!(m.get(10, 30), vec![(10, 12, 1), (12, 28, 0), (28, 30, 1)]);
-        m.set(0, 100, 7);
-        assert_eq!(m.extents(), 1);
-        assert_eq!(m.get(50, 60), vec![(50, 60, 7)]);
-    }
 
     #[test]
     fn over_budget_the_oracle_samples_stripes_and_still_catches_stale_data() {
@@ -456,7 +435,7 @@ mod tests {
         assert!(i.tracked_one_in() >= 16, "{}", i.tracked_one_in());
         // Every extent left lies in a tracked stripe, and is checked as before.
         let shift = i.sample_shift;
-        let (&s, &(e, v)) = i.device.m.iter().next().expect("some extents kept");
+        let (s, e, v) = i.device.iter().next().expect("some extents kept");
         assert!(Integrity::tracked(shift, s >> STRIPE_SHIFT));
         i.device.set(s, e, v - 1); // the device lost the last write there
         i.check_read(s, e);
@@ -477,7 +456,7 @@ mod tests {
         let mut m = ExtentMap::default();
         let st = 1u64 << STRIPE_SHIFT;
         m.set(st / 2, 3 * st + 5, 9); // spans stripes 0..=3
-        m.retain_stripes(|x| x % 2 == 1);
+        retain_stripes(&mut m, |x| x % 2 == 1);
         assert_eq!(
             m.get(0, 4 * st),
             vec![
@@ -505,7 +484,7 @@ mod tests {
         // A read racing an overlapping user write is not checked there.
         let mut j = Integrity::new();
         j.user.set(8, 16, 5);
-        j.bio_submitted(Op::Write, 1, 9, 4);
+        j.bio_submitted(Op::Write, 1, 9, 4, 0);
         j.check_read(8, 16);
         assert_eq!(
             j.mismatches, 1,
@@ -513,7 +492,7 @@ mod tests {
         );
         let mut k = Integrity::new();
         k.user.set(9, 13, 5);
-        k.bio_submitted(Op::Write, 1, 9, 4);
+        k.bio_submitted(Op::Write, 1, 9, 4, 0);
         k.check_read(8, 16);
         assert_eq!(k.mismatches, 0);
     }

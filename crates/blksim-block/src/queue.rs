@@ -116,6 +116,8 @@ pub struct BlkStats {
     pub flush_rqs_issued: u64,
     pub flushes_merged: u64,
     pub flushes_elided: u64,
+    /// Requests waiting for a flush when the device lost power (failed).
+    pub flush_waiters_failed: u64,
 }
 
 #[derive(Debug)]
@@ -476,7 +478,7 @@ impl RequestQueue {
         bio.queue_time = *now;
         bio.next = NO_BIO;
         self.integrity
-            .bio_submitted(bio.op, bio.token, bio.sector, bio.nr_sectors);
+            .bio_submitted(bio.op, bio.token, bio.sector, bio.nr_sectors, bio.version);
         let bio_id = self.pool.alloc_bio(bio);
         self.trace(out, now, b'Q', TraceSrc::Bio(bio_id), 0);
         // 2. Plug merge, then scheduler (or software queue) merge.
@@ -963,6 +965,10 @@ impl RequestQueue {
             r.state = RqState::InFlight;
             r.issue_time = *now;
             r.rq_flags |= crate::request::rqf::STARTED;
+            if r.op == Op::Flush {
+                // What this flush will make durable (the integrity oracle's power-cut view).
+                r.flush_ack_seq = self.integrity.flush_issued();
+            }
         }
         self.stats.queue_rq_calls += 1;
         self.set_in_flight_delta(hctx, 1, now);
@@ -1720,8 +1726,9 @@ impl RequestQueue {
             return self.flush_end_io(rq, st, drv, now, out);
         }
         // The oracle sees the data (bio versions) at the device boundary, before the bios go.
+        let acked = rq_flags & crate::request::rqf::FLUSH_SEQ == 0;
         self.integrity
-            .request_completed(&self.pool, rq, st == BlkStatus::Ok);
+            .request_completed(&self.pool, rq, st == BlkStatus::Ok, acked);
         *now += self.cpu.costs.complete_ns;
         // `blk_mq_finish_request`: the elevator's completion hooks, for requests it saw.
         if rq_flags & crate::request::rqf::ELV != 0 {

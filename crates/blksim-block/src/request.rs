@@ -142,6 +142,9 @@ pub struct Request {
     pub rq_flags: u8,
     /// `rq->flush.seq`: the `REQ_FSEQ_*` steps of its flush sequence already done.
     pub flush_seq: u8,
+    /// A flush request: the integrity oracle's acknowledgement sequence when it was issued
+    /// (what it makes durable).
+    pub flush_ack_seq: u64,
 }
 
 impl Request {
@@ -203,6 +206,7 @@ impl RqPool {
             requeues: 0,
             rq_flags: 0,
             flush_seq: 0,
+            flush_ack_seq: 0,
         };
         self.rqs.insert(rq)
     }

@@ -16,6 +16,7 @@
 
 pub mod digest;
 pub mod event;
+pub mod extent;
 pub mod param;
 pub mod rng;
 pub mod slab;

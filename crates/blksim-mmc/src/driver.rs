@@ -86,9 +86,11 @@ const EV_CQE_KICK: u64 = 10;
 const EV_CQE_IRQ: u64 = 11;
 const EV_LEG_POST: u64 = 12;
 
-fn ev(kind: u64, arg: u32) -> u64 {
-    kind << 32 | arg as u64
-}
+const EV_POWER_CUT: u64 = 13;
+
+/// Payloads carry the driver's generation (bumped by a power cut, which ends everything in
+/// flight): events of an earlier generation are stale and dropped.
+const GEN_SHIFT: u32 = 40;
 
 /// An accepted request, until it completes.
 #[derive(Clone, Copy, Debug)]
@@ -148,6 +150,8 @@ struct Stats {
     legacy_lock_waits: u64,
     cqe_reordered: u64,
     max_in_flight_async: u32,
+    power_cuts: u64,
+    power_cut_aborted: u64,
 }
 
 pub struct MmcDriver {
@@ -188,6 +192,13 @@ pub struct MmcDriver {
     cqe_bus_until: Ns,
     cqe_kick_at: Option<Ns>,
     stats: Stats,
+    /// Event generation (see [`GEN_SHIFT`]).
+    generation: u64,
+    /// `card.power_cut_ns` (0 = none) and `card.power_cut_after_ios` (0 = none).
+    power_cut_at: Ns,
+    power_cut_after: u64,
+    /// Data commands the card completed (for `power_cut_after`).
+    data_done: u64,
 }
 
 impl MmcDriver {
@@ -228,7 +239,69 @@ impl MmcDriver {
             cqe_bus_until: 0,
             cqe_kick_at: None,
             stats: Stats::default(),
+            generation: 0,
+            power_cut_at: 0,
+            power_cut_after: 0,
+            data_done: 0,
         }
+    }
+
+    /// Cut the card's power at `at` (virtual time, 0 = never) or after `after_ios` data
+    /// commands (0 = never); see [`Self::power_cut`].
+    pub fn set_power_cut(&mut self, at: Ns, after_ios: u64) {
+        self.power_cut_at = at;
+        self.power_cut_after = after_ios;
+    }
+
+    fn ev(&self, kind: u64, arg: u32) -> u64 {
+        self.generation << GEN_SHIFT | kind << 32 | arg as u64
+    }
+
+    /// The card loses power at `now` and comes back at once: it keeps what reached NAND (the
+    /// cache is lost, programs in progress torn), and the host sees every command in flight
+    /// fail (as after a card reset, `mmc_blk_reset`): each request ends with an I/O error, the
+    /// host path restarts empty, sleeping dispatchers wake, and the queue is run again.
+    fn power_cut(&mut self, now: Ns, out: &mut DriverOut) {
+        let changed = self.card.power_cut(now);
+        out.power_cut = Some((now, changed));
+        self.stats.power_cuts += 1;
+        let tracked = std::mem::take(&mut self.tracked);
+        for (&rq, tr) in &tracked {
+            self.card.unstage_data(tr.tag);
+            out.completions.push((rq, BlkStatus::IoErr));
+            self.stats.power_cut_aborted += 1;
+        }
+        self.in_flight = [0; 3];
+        let mut ctxs: Vec<u32> = Vec::new();
+        ctxs.extend(self.waiter.take().map(|w| w.ctx));
+        ctxs.extend(self.sync_running.take().map(|(_, c)| c));
+        ctxs.extend(self.leg_post.take().map(|(_, c)| c));
+        ctxs.sort_unstable();
+        ctxs.dedup();
+        for c in ctxs {
+            out.unblock.push((c, now));
+        }
+        self.busy = false;
+        self.leg_on_bus = None;
+        self.leg_complete_req = None;
+        self.leg_handoff = None;
+        self.hsq = HsqSlots::new(self.cfg.hsq_next_tag);
+        self.hsq_depth = self.cfg.hsq_depth;
+        self.hsq_preparing = 0;
+        self.cqe_tasks.clear();
+        self.cqe_outstanding = 0;
+        self.cqe_bus_until = now;
+        self.cqe_kick_at = None;
+        self.cpu_free = self.cpu_free.min(now);
+        self.dat_free = now;
+        self.cmd_free = now;
+        self.complete_lock_until = now;
+        self.generation += 1;
+        out.run_queues.push((0, now));
+        let name = &self.name;
+        self.note(out, now, || {
+            format!("{name} power cut: {} requests failed", tracked.len())
+        });
     }
 
     pub fn card(&self) -> &dyn Card {
@@ -419,6 +492,12 @@ impl MmcDriver {
         assert!(self.in_flight[ty] > 0);
         self.in_flight[ty] -= 1;
         self.stats.completed += 1;
+        if matches!(tr.cmd.op, CardOp::Read | CardOp::Write) {
+            self.data_done += 1;
+            if self.power_cut_after > 0 && self.data_done == self.power_cut_after {
+                out.events.push((now, self.ev(EV_POWER_CUT, 0)));
+            }
+        }
         if tr.hw_done > 0 && now >= tr.hw_done {
             self.stats.completion_ns += now - tr.hw_done;
         }
@@ -454,7 +533,7 @@ impl MmcDriver {
             tr.hw_done = t;
             self.tracked.insert(rq, tr);
             self.sync_running = Some((rq, ctx));
-            out.events.push((t, ev(EV_SYNC_DONE, rq)));
+            out.events.push((t, self.ev(EV_SYNC_DONE, rq)));
             return;
         }
         let tm = self.card.submit(t + h.request, &tr.cmd, self.proto);
@@ -481,7 +560,7 @@ impl MmcDriver {
                 tr.cmd.op, tm.busy_end
             )
         });
-        out.events.push((end, ev(EV_SYNC_DONE, rq)));
+        out.events.push((end, self.ev(EV_SYNC_DONE, rq)));
     }
 
     /// hsq/CQE: a SYNC request waits for the queue to be idle (`cqe_wait_for_idle`).
@@ -549,7 +628,7 @@ impl MmcDriver {
             });
             self.busy = true;
             self.stats.blocked += 1;
-            out.events.push((t, ev(EV_LEG_HANDOFF, rq)));
+            out.events.push((t, self.ev(EV_LEG_HANDOFF, rq)));
             return BlkStatus::Blocked;
         }
         if sync {
@@ -571,7 +650,7 @@ impl MmcDriver {
             self.busy = true;
             self.stats.blocked += 1;
             out.events
-                .push((self.complete_lock_until, ev(EV_LEG_HANDOFF, rq)));
+                .push((self.complete_lock_until, self.ev(EV_LEG_HANDOFF, rq)));
             return BlkStatus::Blocked;
         }
         self.legacy_start(rq, ready, out);
@@ -582,7 +661,7 @@ impl MmcDriver {
         let (hw_done, _) = self.start_on_bus(rq, t, out);
         self.leg_on_bus = Some(rq);
         out.events
-            .push((hw_done + self.cfg.host.irq, ev(EV_LEG_IRQ, rq)));
+            .push((hw_done + self.cfg.host.irq, self.ev(EV_LEG_IRQ, rq)));
     }
 
     fn legacy_event(&mut self, kind: u64, arg: u32, now: Ns, out: &mut DriverOut) {
@@ -595,10 +674,10 @@ impl MmcDriver {
                 let at = now + self.cfg.host.wakeup;
                 if self.waiter.is_some() {
                     self.stats.legacy_wakeups += 1;
-                    out.events.push((at, ev(EV_LEG_WAKE, arg)));
+                    out.events.push((at, self.ev(EV_LEG_WAKE, arg)));
                 } else {
                     self.stats.legacy_complete_work += 1;
-                    out.events.push((at, ev(EV_LEG_WORK, arg)));
+                    out.events.push((at, self.ev(EV_LEG_WORK, arg)));
                 }
             }
             EV_LEG_WAKE => {
@@ -613,7 +692,7 @@ impl MmcDriver {
                 let t = self.poll_completion(prev, t0);
                 self.complete_lock_until = t;
                 self.leg_handoff = Some(prev);
-                out.events.push((t, ev(EV_LEG_HANDOFF, w.rq)));
+                out.events.push((t, self.ev(EV_LEG_HANDOFF, w.rq)));
             }
             EV_LEG_HANDOFF => {
                 let w = self.waiter.take().expect("legacy handoff without a waiter");
@@ -626,7 +705,7 @@ impl MmcDriver {
                         if u == 0 {
                             self.done(p, now, out);
                         } else {
-                            out.events.push((now + u, ev(EV_DONE, p)));
+                            out.events.push((now + u, self.ev(EV_DONE, p)));
                         }
                     }
                     self.run_sync(w.rq, w.ctx, now + u, out);
@@ -638,7 +717,7 @@ impl MmcDriver {
                         Some(p) if u > 0 => {
                             self.cpu_free = self.cpu_free.max(now) + u;
                             self.leg_post = Some((p, w.ctx));
-                            out.events.push((now + u, ev(EV_LEG_POST, p)));
+                            out.events.push((now + u, self.ev(EV_LEG_POST, p)));
                         }
                         _ => {
                             if let Some(p) = prev {
@@ -657,7 +736,7 @@ impl MmcDriver {
                     let t0 = now.max(self.complete_lock_until);
                     let t = self.poll_completion(prev, t0) + self.unmap_ns(prev);
                     self.complete_lock_until = t;
-                    out.events.push((t, ev(EV_DONE, prev)));
+                    out.events.push((t, self.ev(EV_DONE, prev)));
                 }
             }
             EV_LEG_POST => {
@@ -710,7 +789,7 @@ impl MmcDriver {
         let segs = self.tracked[&rq].segs;
         let t = self.prep(now, segs, 0);
         self.hsq_preparing += 1;
-        out.events.push((t, ev(EV_HSQ_ENQ, rq)));
+        out.events.push((t, self.ev(EV_HSQ_ENQ, rq)));
         BlkStatus::Ok
     }
 
@@ -740,7 +819,7 @@ impl MmcDriver {
         // the IRQ comes after DAT0 is released either way.
         let (_, busy_end) = self.start_on_bus(s.rq, now, out);
         out.events
-            .push((busy_end + self.cfg.host.irq, ev(EV_HSQ_IRQ, s.rq)));
+            .push((busy_end + self.cfg.host.irq, self.ev(EV_HSQ_IRQ, s.rq)));
     }
 
     fn hsq_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
@@ -766,7 +845,7 @@ impl MmcDriver {
                 // `mmc_blk_cqe_complete_rq` → `mmc_cqe_post_req` unmaps in the completion.
                 let u = self.unmap_ns(rq);
                 out.events
-                    .push((now + self.cfg.host.complete + u, ev(EV_DONE, rq)));
+                    .push((now + self.cfg.host.complete + u, self.ev(EV_DONE, rq)));
                 self.hsq_pump(now, out);
             }
             _ => unreachable!(),
@@ -803,7 +882,7 @@ impl MmcDriver {
             q
         };
         self.cqe_outstanding += 1;
-        out.events.push((q, ev(EV_CQE_QUEUED, rq)));
+        out.events.push((q, self.ev(EV_CQE_QUEUED, rq)));
         BlkStatus::Ok
     }
 
@@ -812,7 +891,7 @@ impl MmcDriver {
             return;
         }
         self.cqe_kick_at = Some(at);
-        out.events.push((at, ev(EV_CQE_KICK, 0)));
+        out.events.push((at, self.ev(EV_CQE_KICK, 0)));
     }
 
     /// Pick the next task per `card.cq_policy`; None = wait until `Err(t)`.
@@ -899,7 +978,7 @@ impl MmcDriver {
         // One transfer (or R1b busy) on DAT at a time.
         self.cqe_bus_until = busy_end;
         out.events
-            .push((busy_end + self.cfg.host.irq, ev(EV_CQE_IRQ, task.rq)));
+            .push((busy_end + self.cfg.host.irq, self.ev(EV_CQE_IRQ, task.rq)));
         self.cqe_schedule_kick(busy_end, out);
     }
 
@@ -946,7 +1025,7 @@ impl MmcDriver {
                 self.cqe_outstanding -= 1;
                 let u = self.unmap_ns(rq);
                 out.events
-                    .push((now + self.cfg.host.complete + u, ev(EV_DONE, rq)));
+                    .push((now + self.cfg.host.complete + u, self.ev(EV_DONE, rq)));
             }
             _ => unreachable!(),
         }
@@ -1074,7 +1153,19 @@ impl Driver for MmcDriver {
             nr_sectors: r.nr_sectors,
             // `mmc_blk_rw_rq_prep`: do_rel_wr = REQ_FUA on a write with MMC_BLK_REL_WR.
             reliable: r.op == Op::Write && r.flags & flags::REQ_FUA != 0 && self.fua(),
+            tag: r.tag as u32,
         };
+        if r.op == Op::Write && self.card.tracks_content() {
+            // The data the card will hold (per-sector versions of the request's bios).
+            let mut data = Vec::new();
+            let mut b = r.bio_head;
+            while b != blksim_block::request::NO_BIO {
+                let bio = pool.bio(b);
+                data.push((bio.sector, bio.sector + bio.nr_sectors as u64, bio.version));
+                b = bio.next;
+            }
+            self.card.stage_data(r.tag as u32, data);
+        }
         let tr = Track {
             ty,
             cmd,
@@ -1101,10 +1192,29 @@ impl Driver for MmcDriver {
         st
     }
 
+    fn power_cut_planned(&self) -> bool {
+        self.power_cut_at > 0 || self.power_cut_after > 0
+    }
+
+    fn init(&mut self, out: &mut DriverOut) {
+        if self.power_cut_at > 0 {
+            out.events
+                .push((self.power_cut_at, self.ev(EV_POWER_CUT, 0)));
+        }
+    }
+
     fn on_event(&mut self, payload: u64, _pool: &RqPool, now: Ns, out: &mut DriverOut) {
-        let kind = payload >> 32;
+        if payload >> GEN_SHIFT != self.generation {
+            // Scheduled before a power cut ended everything it was about.
+            return;
+        }
+        let kind = (payload >> 32) & 0xff;
         let arg = payload as u32;
         match kind {
+            EV_POWER_CUT => {
+                self.power_cut(now, out);
+                return;
+            }
             EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK | EV_LEG_POST => {
                 self.legacy_event(kind, arg, now, out)
             }
@@ -1155,6 +1265,8 @@ impl Driver for MmcDriver {
             ("mmc_legacy_lock_waits", s.legacy_lock_waits),
             ("mmc_cqe_reordered", s.cqe_reordered),
             ("mmc_max_in_flight_async", s.max_in_flight_async as u64),
+            ("mmc_power_cuts", s.power_cuts),
+            ("mmc_power_cut_aborted", s.power_cut_aborted),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -104,5 +104,10 @@ pub fn build_mmc(params: &dyn ParamLookup) -> Result<MmcDriver, String> {
     let cfg = MmcConfig::from_params(params)?;
     let card = emmc::build_card(params)?;
     let cmd23 = get_bool(params, "host.cmd23")?;
-    Ok(MmcDriver::new(cfg, Box::new(card), cmd23))
+    let mut drv = MmcDriver::new(cfg, Box::new(card), cmd23);
+    drv.set_power_cut(
+        get_u64(params, "card.power_cut_ns")?,
+        get_u64(params, "card.power_cut_after_ios")?,
+    );
+    Ok(drv)
 }

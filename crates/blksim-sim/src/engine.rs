@@ -87,6 +87,8 @@ struct IoUnit {
     /// An fdatasync (`DDIR_DATASYNC`): in the sync latency, not in `sync.total_ios`, which
     /// counts `DDIR_SYNC` only.
     datasync: bool,
+    /// The block layer ended it with an error (EIO).
+    error: bool,
     /// A write of a synchronous engine on an O_SYNC/O_DSYNC file whose data is done: the
     /// syscall goes on with `generic_write_sync` → `blkdev_fsync`, an empty PREFLUSH write,
     /// before it returns.
@@ -172,6 +174,14 @@ struct Task {
     /// fio's verify phase (`verify=` + `do_verify`): after the write phase the job reads its
     /// region back (`do_verify`); the block layer's integrity oracle checks every read.
     verify_gen: Option<IoGen>,
+    /// The read-back phase has started.
+    in_verify: bool,
+}
+
+impl Task {
+    fn verify_phase_started(&self) -> bool {
+        self.in_verify
+    }
 }
 
 /// Which flush an fio job asks for (`DDIR_SYNC`, `DDIR_DATASYNC`, or `end_fsync`'s fsync(2)).
@@ -228,6 +238,24 @@ pub struct SimOutput {
     /// The queue's write-cache and FUA features (`blk_queue_write_cache`).
     pub write_cache: bool,
     pub fua: bool,
+    /// The modelled power cut, if one happened: when, sectors that lost or tore data, and
+    /// the I/Os in flight it ended (not reported as fio errors: the job "crashed" there and
+    /// goes on with its read-back, as fio's verify after a crash would).
+    pub power_cut: Option<PowerCutFacts>,
+    /// Sectors a power cut took as FLUSH/FUA allow, and sectors where it broke their promise.
+    pub integrity_lost_allowed: u64,
+    pub integrity_violations: u64,
+    pub integrity_first_violation: Option<String>,
+    /// I/Os that ended with an error outside a power cut.
+    pub io_errors: u64,
+}
+
+/// What a power cut did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PowerCutFacts {
+    pub at_ns: Ns,
+    pub changed_sectors: u64,
+    pub aborted_ios: u64,
 }
 
 pub struct Sim {
@@ -246,6 +274,9 @@ pub struct Sim {
     max_events: u64,
     /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
     debug_events: bool,
+    /// The power cut, once it happened.
+    power_cut: Option<PowerCutFacts>,
+    io_errors: u64,
     /// Stream for the platform's scheduling jitter (`platform.kblockd_jitter_ns`).
     jitter_rng: blksim_core::Rng,
     /// Last data version handed to a user write (the integrity oracle's global counter).
@@ -382,6 +413,7 @@ impl Sim {
                 is_sync_engine,
                 submit_yield: false,
                 verify_gen,
+                in_verify: false,
             });
         }
         let mut out = BlkOut::default();
@@ -403,12 +435,19 @@ impl Sim {
             max_events: u64::MAX,
             debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
             jitter_rng: RngStreams::new(seed).stream("platform.jitter"),
+            power_cut: None,
+            io_errors: 0,
             last_version: 0,
             clk: 0,
             ctx_ev: 0,
             ctx_start: 0,
             ctx_cpu: 0,
         };
+        if sim.driver.power_cut_planned() {
+            let wc = sim.queue.lim.write_cache;
+            sim.queue.integrity.track_durability(wc);
+        }
+        sim.driver.init(&mut sim.out.drv);
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].wait_for.is_empty() {
                 let d = sim.tasks[t].start_delay;
@@ -508,6 +547,16 @@ impl Sim {
             integrity_tracked_one_in: self.queue.integrity.tracked_one_in(),
             write_cache: self.queue.lim.write_cache,
             fua: self.queue.lim.fua,
+            power_cut: self.power_cut.clone(),
+            integrity_lost_allowed: self.queue.integrity.lost_allowed(),
+            integrity_violations: self.queue.integrity.violations(),
+            integrity_first_violation: self
+                .queue
+                .integrity
+                .durability
+                .as_ref()
+                .and_then(|d| d.first_violation.clone()),
+            io_errors: self.io_errors,
         })
     }
 
@@ -658,6 +707,10 @@ impl Sim {
                 }
                 self.out.drv.run_queues = runs;
                 self.out.drv.run_queues.clear();
+            }
+            if let Some((at, changed)) = self.out.drv.power_cut.take() {
+                progress = true;
+                self.on_power_cut(at, &changed);
             }
             if self.out.drv.stop_queues {
                 progress = true;
@@ -875,6 +928,7 @@ impl Sim {
                     continue;
                 }
                 if crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen) {
+                    task.in_verify = true;
                     task.gen_done = false;
                     task.deadline = None;
                     task.deadline_hit = false;
@@ -977,6 +1031,7 @@ impl Sim {
                 end_fsync: false,
                 datasync: false,
                 dsync_flush: false,
+                error: false,
             });
             task.pending.push(id);
             task.issued += 1;
@@ -1205,6 +1260,7 @@ impl Sim {
             end_fsync: kind == SyncKind::EndFsync,
             datasync: kind == SyncKind::Fdatasync,
             dsync_flush: false,
+            error: false,
         });
         task.sync_in_flight = !task.async_fsync;
         task.in_flight += 1;
@@ -1254,7 +1310,7 @@ impl Sim {
         debug_assert!(io.parts_left > 0, "bio completed twice");
         io.parts_left -= 1;
         if st != BlkStatus::Ok {
-            // An error: fio would stop the job (no continue_on_error); record it as short.
+            io.error = true;
         }
         if io.parts_left == 0 {
             task.completed.push(id);
@@ -1318,6 +1374,13 @@ impl Sim {
                     }
                     task.last_was_sync = true;
                     task.sync_in_flight = false;
+                } else if io.error {
+                    // Ended by a power cut (the job stops writing and reads back) or failed.
+                    if let Some(pc) = self.power_cut.as_mut() {
+                        pc.aborted_ios += 1;
+                    } else {
+                        self.io_errors += 1;
+                    }
                 } else {
                     let slat = io.issue.saturating_sub(io.start);
                     let clat = now.saturating_sub(io.issue);
@@ -1357,6 +1420,35 @@ impl Sim {
             task.completed.remove(i);
             let now = now.max(self.clk);
             self.submit_flush(t, id, now);
+        }
+    }
+
+    /// The device lost power at `at`: the oracle judges what it kept, and every running job
+    /// ends its write phase there (no end_fsync: the host "crashed") and goes on to its
+    /// read-back once its in-flight I/O has ended.
+    fn on_power_cut(&mut self, at: Ns, changed: &[(u64, u64, u64)]) {
+        self.queue.integrity.power_cut(changed);
+        let mut clk = at;
+        self.queue
+            .power_cut_flush_waiters(&mut *self.driver, &mut clk, &mut self.out);
+        self.power_cut = Some(PowerCutFacts {
+            at_ns: at,
+            changed_sectors: changed.iter().map(|&(s, e, _)| e - s).sum(),
+            aborted_ios: 0,
+        });
+        for t in 0..self.tasks.len() {
+            let task = &mut self.tasks[t];
+            if task.state == TaskState::Running && task.verify_phase_started() {
+                continue;
+            }
+            task.end_fsync_done = true;
+            if task.state == TaskState::Running {
+                // No new I/O from now; a sleeping task wakes to drain and read back.
+                task.deadline_hit = true;
+                if task.sleeping {
+                    self.evq.push(at, Ev::TaskDeadline(t as u32));
+                }
+            }
         }
     }
 

@@ -533,7 +533,19 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
         "tracked_one_in",
         JsonValue::UInt(out.integrity_tracked_one_in),
     );
+    // Power cuts: sectors lost as FLUSH/FUA allow (never made durable), and sectors where
+    // durable data was lost or data never written appeared.
+    integ.push("lost_allowed", JsonValue::UInt(out.integrity_lost_allowed));
+    integ.push("violations", JsonValue::UInt(out.integrity_violations));
     o.push("integrity", integ);
+    if let Some(pc) = &out.power_cut {
+        let mut p = JsonValue::object();
+        p.push("at_ns", JsonValue::UInt(pc.at_ns));
+        p.push("changed_sectors", JsonValue::UInt(pc.changed_sectors));
+        p.push("aborted_ios", JsonValue::UInt(pc.aborted_ios));
+        o.push("power_cut", p);
+    }
+    o.push("io_errors", JsonValue::UInt(out.io_errors));
     if !out.cpu_stats.is_empty() {
         let mut cpu = JsonValue::object();
         for (k, v) in &out.cpu_stats {

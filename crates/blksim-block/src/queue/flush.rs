@@ -180,6 +180,10 @@ impl RequestQueue {
             }
             _ => {
                 // REQ_FSEQ_DONE: a normal request again (`blk_flush_restore_request`); end it.
+                // A write whose data went down hears of it only now.
+                if self.pool.get(rq).rq_flags & rqf::STARTED != 0 {
+                    self.integrity.request_acknowledged(&self.pool, rq);
+                }
                 let r = self.pool.get_mut(rq);
                 r.rq_flags &= !rqf::FLUSH_SEQ;
                 self.complete_request(rq, st, drv, now, out);
@@ -234,6 +238,33 @@ impl RequestQueue {
         self.delay_run_hw_queue(f.hctx, 0, now, out);
     }
 
+    /// The device lost power: a flush it has not received yet can no longer cover data the
+    /// cut took, so every request waiting for one fails (those the running flush serves fail
+    /// with it, as the driver ends every command in flight).
+    pub fn power_cut_flush_waiters(
+        &mut self,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
+        for h in 0..self.hctxs.len() {
+            // The pending list: with no flush running, every waiter; with one, those that came
+            // after it (the running list fails with the flush request itself).
+            let fq = &mut self.hctxs[h].fq;
+            let waiting = std::mem::take(&mut fq.queue[fq.pending_idx]);
+            for rq in waiting {
+                self.stats.flush_waiters_failed += 1;
+                let r = self.pool.get_mut(rq);
+                r.flush_seq |= REQ_FSEQ_ACTIONS;
+                r.rq_flags &= !rqf::FLUSH_SEQ;
+                if r.rq_flags & rqf::STARTED != 0 {
+                    self.integrity.request_acknowledged(&self.pool, rq);
+                }
+                self.complete_request(rq, BlkStatus::IoErr, drv, now, out);
+            }
+        }
+    }
+
     /// `flush_end_io`: the flush request completed; every request it served moves on.
     pub(super) fn flush_end_io(
         &mut self,
@@ -244,10 +275,13 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) {
         // `blk_account_io_flush`.
-        let (h, start) = {
+        let (h, start, snapshot) = {
             let r = self.pool.get(flush_rq);
-            (r.hctx as usize, r.alloc_time)
+            (r.hctx as usize, r.alloc_time, r.flush_ack_seq)
         };
+        if st == BlkStatus::Ok {
+            self.integrity.flush_completed(snapshot);
+        }
         self.stats.flush_ios += 1;
         self.stats.flush_ticks_ns += now.saturating_sub(start);
         // The driver tag is the flush's own with an elevator (put it back); the borrowed

@@ -19,6 +19,7 @@
 //! read (a simplification: fio's benchmarks rarely read what they just wrote).
 
 use super::bus::{BusTiming, R1_BITS};
+use super::content::{Content, Extents};
 use super::ftl::{Ftl, Nand};
 use blksim_core::Ns;
 use std::collections::VecDeque;
@@ -40,6 +41,9 @@ pub struct CardCmd {
     pub nr_sectors: u32,
     /// Reliable write (CMD23 bit 31; Linux sets it for REQ_FUA): bypasses the cache.
     pub reliable: bool,
+    /// The host's tag for the command (the blk-mq driver tag): names the data the driver
+    /// staged for a write when the card keeps content ([`Card::stage_data`]).
+    pub tag: u32,
 }
 
 impl CardCmd {
@@ -102,6 +106,20 @@ pub trait Card {
     /// `blk_queue_write_cache(q, cache_size > 0, ...)`).
     fn cache_bytes(&self) -> u64;
 
+    /// Whether the card keeps content (data versions) for power cuts.
+    fn tracks_content(&self) -> bool {
+        false
+    }
+    /// The data (per-sector versions) of accepted write `tag`, taken when it crosses the bus.
+    fn stage_data(&mut self, _tag: u32, _data: Extents) {}
+    /// Write `tag` ended without its data reaching the card.
+    fn unstage_data(&mut self, _tag: u32) {}
+    /// Power lost at `at`: the volatile cache is lost, programs in progress are torn. Returns
+    /// the content now on NAND of every sector that lost or tore data (empty without content).
+    fn power_cut(&mut self, _at: Ns) -> Extents {
+        Vec::new()
+    }
+
     /// A full non-queued command sequence starting on the bus at `now`.
     fn submit(&mut self, now: Ns, cmd: &CardCmd, proto: Proto) -> CardTiming {
         let r1 = self.bus().cmd_ns(R1_BITS);
@@ -141,12 +159,14 @@ pub trait Card {
     }
 }
 
-/// A dirty chunk waiting for write-back: `rem` of its `total` program time is left.
-#[derive(Clone, Copy, Debug)]
+/// A dirty chunk waiting for write-back: `rem` of its `total` program time is left. `data`
+/// holds its versions when the card keeps content.
+#[derive(Clone, Debug)]
 struct Chunk {
     bytes: u64,
     rem: Ns,
     total: Ns,
+    data: Extents,
 }
 
 /// The NAND engine timeline with the write-back FIFO.
@@ -155,6 +175,8 @@ struct Engine {
     /// Time up to which the engine's work has been accounted (foreground ops push it ahead).
     t: Ns,
     fifo: VecDeque<Chunk>,
+    /// What the card holds (power cuts only).
+    content: Option<Content>,
 }
 
 impl Engine {
@@ -171,10 +193,16 @@ impl Engine {
             c.rem -= d;
             avail -= d;
             if c.rem == 0 {
-                self.fifo.pop_front();
+                let c = self.fifo.pop_front().unwrap();
+                if let Some(ct) = self.content.as_mut() {
+                    ct.to_media(&c.data);
+                }
             }
         }
         self.t = to;
+        if let Some(ct) = self.content.as_mut() {
+            ct.advance(to);
+        }
     }
     fn chunk_dirty(c: &Chunk) -> u64 {
         if c.total == 0 {
@@ -218,22 +246,33 @@ impl Engine {
         self.t = start + dur;
         (start, start + dur)
     }
-    fn push(&mut self, at: Ns, bytes: u64, cost: Ns) {
+    fn push(&mut self, at: Ns, bytes: u64, cost: Ns, data: Extents) {
         self.advance(at);
         if cost > 0 {
             self.fifo.push_back(Chunk {
                 bytes,
                 rem: cost,
                 total: cost,
+                data,
             });
+        } else if let Some(ct) = self.content.as_mut() {
+            ct.to_media(&data);
         }
     }
     fn drain_all(&mut self, at: Ns) -> Ns {
         self.advance(at);
         let end = at.max(self.t) + self.backlog();
-        self.fifo.clear();
+        for c in std::mem::take(&mut self.fifo) {
+            if let Some(ct) = self.content.as_mut() {
+                ct.to_media(&c.data);
+            }
+        }
         self.t = end;
         end
+    }
+    /// The waiting write-back chunks' data, for superseding and trimming.
+    fn waiting_data(&mut self) -> Vec<&mut Extents> {
+        self.fifo.iter_mut().map(|c| &mut c.data).collect()
     }
 }
 
@@ -253,6 +292,7 @@ pub struct CardStats {
     pub read_buffer_hits: u64,
     pub bkops: u64,
     pub map_misses: u64,
+    pub power_cuts: u64,
 }
 
 /// Card-side parameters other than NAND geometry.
@@ -281,6 +321,9 @@ pub struct CardConfig {
     pub map_cache_segs: u32,
     /// `card.map_miss_ns`: loading one map segment from NAND.
     pub map_miss: Ns,
+    /// `card.debug_flush_skips_cache` (tests only): CMD6 FLUSH_CACHE returns without writing
+    /// the cache back, so data a completed flush covered can be lost at a power cut.
+    pub debug_flush_skips_cache: bool,
 }
 
 pub struct EmmcCard {
@@ -316,6 +359,11 @@ impl EmmcCard {
 
     pub fn config(&self) -> &CardConfig {
         &self.cfg
+    }
+
+    /// Keep content (data versions) from now on, for power cuts.
+    pub fn keep_content(&mut self) {
+        self.eng.content = Some(Content::new(self.nand.page_bytes));
     }
 
     /// Dirty bytes in the cache at the engine's current time (tests, statistics).
@@ -512,6 +560,46 @@ impl Card for EmmcCard {
     fn stats(&self) -> Vec<(String, u64)> {
         self.stats_impl()
     }
+
+    fn tracks_content(&self) -> bool {
+        self.eng.content.is_some()
+    }
+
+    fn stage_data(&mut self, tag: u32, data: Extents) {
+        if let Some(ct) = self.eng.content.as_mut() {
+            ct.stage(tag, data);
+        }
+    }
+
+    fn unstage_data(&mut self, tag: u32) {
+        if let Some(ct) = self.eng.content.as_mut() {
+            ct.unstage(tag);
+        }
+    }
+
+    /// The cache is lost, the chunk being written back and the foreground programs in
+    /// progress are torn at the page; the controller's volatile state (read buffer, cached map
+    /// segments) is gone, and the engine restarts idle at `at`.
+    fn power_cut(&mut self, at: Ns) -> Extents {
+        self.eng.advance(at);
+        let Some(mut ct) = self.eng.content.take() else {
+            return Vec::new();
+        };
+        let fifo = std::mem::take(&mut self.eng.fifo);
+        let front = fifo
+            .front()
+            .filter(|c| c.rem < c.total)
+            .map(|c| (&c.data, (c.total - c.rem) as u128, c.total as u128));
+        let skip = front.is_some() as usize;
+        let lost: Vec<&Extents> = fifo.iter().skip(skip).map(|c| &c.data).collect();
+        let changed = ct.power_cut(at, front, &lost);
+        self.eng.content = Some(ct);
+        self.eng.t = at;
+        self.rbuf.clear();
+        self.map_lru.clear();
+        self.stats.power_cuts += 1;
+        changed
+    }
 }
 
 impl EmmcCard {
@@ -595,11 +683,21 @@ impl EmmcCard {
                 self.stats.writes += 1;
                 self.stats.bytes_written += cmd.bytes();
                 let data_end = data_start + self.bus.write_xfer_ns(blocks);
+                // The data, when the card keeps content: it supersedes older data waiting for
+                // the same sectors.
+                let data = match self.eng.content.take() {
+                    Some(mut ct) => {
+                        let d = ct.take(cmd.tag, &mut self.eng.waiting_data());
+                        self.eng.content = Some(ct);
+                        d
+                    }
+                    None => Vec::new(),
+                };
                 if self.cached(cmd) {
                     let cost = self
                         .ftl
                         .program(&self.nand, cmd.sector, cmd.nr_sectors, true);
-                    self.eng.push(data_end, cmd.bytes(), cost);
+                    self.eng.push(data_end, cmd.bytes(), cost, data);
                     (data_end, data_end + self.cfg.write_fw + acc.busy_extra)
                 } else {
                     // Write-through (no cache, reliable write, or larger than the cache):
@@ -609,7 +707,10 @@ impl EmmcCard {
                     let cost = self
                         .ftl
                         .program(&self.nand, cmd.sector, cmd.nr_sectors, false);
-                    let (_, e) = self.eng.occupy(data_start, cost, self.nand.t_prog);
+                    let (s, e) = self.eng.occupy(data_start, cost, self.nand.t_prog);
+                    if let Some(ct) = self.eng.content.as_mut() {
+                        ct.program(s, e, data);
+                    }
                     (
                         data_end,
                         data_end.max(e) + self.cfg.write_fw + acc.busy_extra,
@@ -624,6 +725,9 @@ impl EmmcCard {
         match cmd.op {
             CardOp::Flush => {
                 self.stats.flushes += 1;
+                if self.cfg.debug_flush_skips_cache {
+                    return at + self.cfg.flush_fw;
+                }
                 let end = self.eng.drain_all(at) + self.cfg.flush_fw;
                 self.stats.flush_ns += end - at;
                 end
@@ -631,6 +735,11 @@ impl EmmcCard {
             CardOp::Discard => {
                 self.stats.discards += 1;
                 self.ftl.trim(cmd.sector, cmd.nr_sectors as u64);
+                if let Some(mut ct) = self.eng.content.take() {
+                    let (s, e) = (cmd.sector, cmd.sector + cmd.nr_sectors as u64);
+                    ct.trim(s, e, &mut self.eng.waiting_data());
+                    self.eng.content = Some(ct);
+                }
                 let dur = self.cfg.trim_ns + cmd.bytes() * self.cfg.trim_ns_per_mib / (1 << 20);
                 self.eng.occupy(at, dur, self.nand.t_prog).1
             }
@@ -655,6 +764,7 @@ impl EmmcCard {
             ("card_read_buffer_hits", s.read_buffer_hits),
             ("card_bkops", s.bkops),
             ("card_map_misses", s.map_misses),
+            ("card_power_cuts", s.power_cuts),
             ("ftl_gc_blocks", f.gc_blocks),
             ("ftl_gc_copied_units", f.gc_copied_units),
             ("ftl_gc_ns", f.gc_ns),

@@ -4,6 +4,7 @@
 
 pub mod bus;
 pub mod card;
+pub mod content;
 pub mod ftl;
 pub mod params;
 
@@ -85,6 +86,7 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
         map_seg_bytes: get_u64(p, "card.map_seg_kib")? * 1024,
         map_cache_segs: get_u32(p, "card.map_cache_segs")?,
         map_miss: get_u64(p, "card.map_miss_ns")?,
+        debug_flush_skips_cache: get_bool(p, "card.debug_flush_skips_cache")?,
     };
     // A background operation longer than its period would hold the NAND engine forever
     // (and could not be caught up on in constant time, see `EmmcCard::run_bkops`).
@@ -94,7 +96,12 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
             cfg.bkops, cfg.bkops_interval
         ));
     }
-    Ok(EmmcCard::new(cfg, bus, nand, ftl))
+    let mut card = EmmcCard::new(cfg, bus, nand, ftl);
+    // Content (data versions) is kept only for power cuts, which need it.
+    if get_u64(p, "card.power_cut_ns")? > 0 || get_u64(p, "card.power_cut_after_ios")? > 0 {
+        card.keep_content();
+    }
+    Ok(card)
 }
 
 #[cfg(test)]
@@ -108,6 +115,7 @@ mod tests {
             sector,
             nr_sectors: n,
             reliable: false,
+            tag: 0,
         }
     }
     fn wr(sector: u64, n: u32) -> CardCmd {
@@ -116,6 +124,7 @@ mod tests {
             sector,
             nr_sectors: n,
             reliable: false,
+            tag: 0,
         }
     }
 
@@ -177,6 +186,7 @@ mod tests {
                 sector: 0,
                 nr_sectors: 0,
                 reliable: false,
+                tag: 0,
             },
             Proto::Cmd23,
         );
@@ -187,6 +197,7 @@ mod tests {
             f.busy_end,
             &CardCmd {
                 reliable: true,
+                tag: 0,
                 ..wr(0, 8)
             },
             Proto::Cmd23,
