@@ -43,6 +43,9 @@ pub struct DriverOut {
     pub events: Vec<(Ns, u64)>,
     /// Requests the driver completed now (`blk_mq_end_request` / `blk_mq_complete_request`).
     pub completions: Vec<(RqId, BlkStatus)>,
+    /// Requests the driver gives back to be issued again (`blk_mq_requeue_request(rq, true)`,
+    /// a retry after an error).
+    pub requeues: Vec<RqId>,
     /// Blocked dispatch contexts to resume, at a time (after a wake-up).
     pub unblock: Vec<(u32, Ns)>,
     /// Hardware queues to run asynchronously (`blk_mq_run_hw_queues(q, true)` from the driver).
@@ -63,6 +66,7 @@ impl DriverOut {
     pub fn is_idle(&self) -> bool {
         self.events.is_empty()
             && self.completions.is_empty()
+            && self.requeues.is_empty()
             && self.unblock.is_empty()
             && self.run_queues.is_empty()
             && !self.stop_queues
@@ -75,6 +79,9 @@ impl DriverOut {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DriverStats {
     pub entries: Vec<(String, u64)>,
+    /// Injected faults and what recovery did about them (the JSON `blksim.faults`); empty
+    /// for a driver without a fault model.
+    pub faults: Vec<(&'static str, u64)>,
 }
 
 pub trait Driver {
@@ -141,8 +148,9 @@ pub trait Driver {
         false
     }
 
-    /// The simulation starts: the driver may schedule its first timers.
-    fn init(&mut self, _out: &mut DriverOut) {}
+    /// The simulation starts: the driver may schedule its first timers. `seed` roots the
+    /// driver's own random stream (fault injection).
+    fn init(&mut self, _seed: u64, _out: &mut DriverOut) {}
 
     /// A timer the driver scheduled through [`DriverOut::events`] fired.
     fn on_event(&mut self, payload: u64, pool: &RqPool, now: Ns, out: &mut DriverOut);

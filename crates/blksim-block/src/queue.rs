@@ -118,6 +118,8 @@ pub struct BlkStats {
     pub flushes_elided: u64,
     /// Requests waiting for a flush when the device lost power (failed).
     pub flush_waiters_failed: u64,
+    /// Requests the driver gave back for another try (`blk_mq_requeue_request`).
+    pub requeues: u64,
 }
 
 #[derive(Debug)]
@@ -1020,6 +1022,39 @@ impl RequestQueue {
             let mut clk = start + self.cpu.costs.irq_ns;
             self.end_request(rq, st, drv, &mut clk, out);
             self.cpu.end(cpu, start, clk);
+        }
+    }
+
+    /// Requests the driver gave back (`blk_mq_requeue_request(rq, true)`): each leaves the
+    /// driver (`__blk_mq_requeue_request`: the driver tag goes back when an elevator owns the
+    /// request) and, as the MMC driver marks its requests RQF_DONTPREP, the requeue work puts
+    /// it at the tail of `hctx->dispatch` (`blk_mq_request_bypass_insert`) and runs the queue.
+    /// Departure: the elevator's requeue hook is not called; its completion hooks run once,
+    /// when the request finally completes.
+    pub fn drain_driver_requeues(&mut self, now: Ns, out: &mut BlkOut) {
+        while let Some(rq) = out.drv.requeues.pop() {
+            let mut t = now;
+            let now = &mut t;
+            let hctx = {
+                let r = self.pool.get(rq);
+                assert_eq!(
+                    r.state,
+                    RqState::InFlight,
+                    "request {rq} requeued while not in flight"
+                );
+                r.hctx
+            };
+            self.trace(out, now, b'R', TraceSrc::Rq(rq), 0);
+            self.set_in_flight_delta(hctx, -1, now);
+            self.stats.requeues += 1;
+            let r = self.pool.get_mut(rq);
+            r.state = RqState::Idle;
+            r.requeues += 1;
+            if self.elevator.is_some() {
+                self.put_driver_tag(rq, now, out);
+            }
+            self.bypass_insert(rq, false);
+            self.delay_run_hw_queue(hctx, 0, now, out);
         }
     }
 

@@ -457,7 +457,17 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("steadystate_duration", C::Timing, "Stop workload upon attaining steady state for specified duration"),
     unm("steadystate_ramp_time", C::Timing, "Delay before initiation of data collection for steady state job termination testing"),
     unm("ignore_error", C::Job, "Set a specific list of errors to ignore"),
-    unm("continue_on_error", C::Job, "Continue on non-fatal errors during IO"),
+    m("continue_on_error", &[], T::Str, "none", C::Job, "Continue on non-fatal errors during IO", set_continue_on_error)
+        .vals(&[
+            ("none", "Exit when an error is encountered"),
+            ("read", "Continue on read errors only"),
+            ("write", "Continue on write errors only"),
+            ("io", "Continue on any IO errors"),
+            ("verify", "Continue on verify errors only"),
+            ("all", "Continue on all io and verify errors"),
+            ("0", "Alias for 'none'"),
+            ("1", "Alias for 'all'"),
+        ]),
     unm("error_dump", C::Job, "Dump info on each error"),
     unm("skip_bad", C::Job, "Skip operations against known bad blocks (mtd engine)"),
     unm("hipri", C::Engine, "Use polled IO completions (io_uring/pvsync2)"),
@@ -1551,6 +1561,20 @@ fn set_sync(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), Stri
     j.sync_io = match v.trim() {
         "none" | "0" => false,
         "sync" | "1" | "dsync" => true,
+        _ => return Err(invalid_choice(v, o)),
+    };
+    Ok(())
+}
+
+fn set_continue_on_error(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio `continue_on_error` posval: ERROR_TYPE_READ 1, _WRITE 2, _VERIFY 4.
+    j.continue_on_error = match v.trim() {
+        "none" | "0" => 0,
+        "read" => 1,
+        "write" => 2,
+        "io" => 3,
+        "verify" => 4,
+        "all" | "1" => 7,
         _ => return Err(invalid_choice(v, o)),
     };
     Ok(())

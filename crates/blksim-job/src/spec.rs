@@ -270,6 +270,9 @@ pub struct JobSpec {
     /// synchronous engines, add a flush after each write (`generic_write_sync` →
     /// `blkdev_fsync`).
     pub sync_io: bool,
+    /// `continue_on_error=`: which errors a job counts and goes on after (`ERROR_TYPE_*`
+    /// bits: 1 read, 2 write, 4 verify); 0 (`none`) stops the job at the first error.
+    pub continue_on_error: u8,
     /// `ioscheduler=`: the elevator to select, None = the device profile's default.
     pub ioscheduler: Option<String>,
     /// `stonewall`/`wait_for_previous`: wait for all earlier jobs and start a new group.
@@ -370,6 +373,7 @@ impl Default for JobSpec {
             fdatasync: 0,
             end_fsync: false,
             sync_io: false,
+            continue_on_error: 0,
             ioscheduler: None,
             stonewall: false,
             new_group: false,

@@ -510,6 +510,20 @@ fn workload_files_have_their_meaning() {
         assert_eq!(job(&s, name).sync_io, on, "{name}");
     }
 
+    let s = load("errors.fio");
+    for (name, bits) in [
+        ("stop-at-first", 0),
+        ("stop-at-first-0", 0),
+        ("go-on-after-reads", 1),
+        ("go-on-after-writes", 2),
+        ("go-on-after-io", 3),
+        ("go-on-after-verify", 4),
+        ("go-on-after-all", 7),
+        ("go-on-after-all-1", 7),
+    ] {
+        assert_eq!(job(&s, name).continue_on_error, bits, "{name}");
+    }
+
     let s = load("verify.fio");
     let j = job(&s, "write-and-verify");
     assert_eq!((j.verify.as_deref(), j.do_verify), (Some("md5"), true));

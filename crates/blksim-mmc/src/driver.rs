@@ -9,12 +9,13 @@
 //! context in `out.unblock` when the kernel's `queue_rq` would return.
 
 use crate::hsq::{HsqSlots, NextTag, Slot};
+use crate::recovery::{Costs, Fault, FaultConfig, Outcome, Recovery, RecoveryOps};
 use crate::HostCosts;
 use blksim_block::driver::{BlkStatus, CallCtx, Driver, DriverOut, DriverStats};
 use blksim_block::request::{flags, Op, RqId, RqPool};
 use blksim_core::Ns;
 use blksim_device::emmc::bus::R1_BITS;
-use blksim_device::emmc::{Access, Card, CardCmd, CardOp, Proto};
+use blksim_device::emmc::{Access, Card, CardCmd, CardOp, CardTiming, Proto};
 use std::collections::BTreeMap;
 
 /// `MMC_QUEUE_DEPTH`: blk-mq tags for the legacy and hsq paths.
@@ -70,6 +71,8 @@ pub struct MmcConfig {
     /// `card.rel_wr` and `card.avoid_rel_write` (`mmc_blk_alloc_req`).
     pub rel_wr: bool,
     pub avoid_rel_write: bool,
+    /// `card.fault_*`: fault rates and the removal time (`recovery.rs`).
+    pub faults: FaultConfig,
 }
 
 // Event kinds (payload = kind << 32 | argument).
@@ -87,6 +90,9 @@ const EV_CQE_IRQ: u64 = 11;
 const EV_LEG_POST: u64 = 12;
 
 const EV_POWER_CUT: u64 = 13;
+const EV_RECOVERY: u64 = 14;
+const EV_RECOVERY_DONE: u64 = 15;
+const EV_REMOVED: u64 = 16;
 
 /// Payloads carry the driver's generation (bumped by a power cut, which ends everything in
 /// flight): events of an earlier generation are stale and dropped.
@@ -106,6 +112,71 @@ struct Track {
     started: Ns,
     /// Transfer (and busy) done on the card.
     hw_done: Ns,
+    /// The fault of the current attempt, and (once recovery decided) what happens next.
+    fault: Fault,
+    outcome: Option<Outcome>,
+    /// CQE: the task's completion interrupt came (it is past the card's queue).
+    irq_done: bool,
+    /// When `EV_DONE` was scheduled for (to schedule it again after a CQE recovery).
+    done_at: Ns,
+}
+
+/// The host and card steps recovery takes (see `recovery.rs`).
+struct HostOps<'a> {
+    card: &'a mut dyn Card,
+    proto: Proto,
+    /// The failed request's command.
+    cmd: CardCmd,
+    reset_ns: Ns,
+    request: Ns,
+    irq_wake: Ns,
+    cmd13: Ns,
+}
+
+impl RecoveryOps for HostOps<'_> {
+    /// `mmc_blk_reset` → `_mmc_hw_reset`: flush the cache (errors ignored), reset, and
+    /// re-initialise the card.
+    fn reset(&mut self, t: Ns) -> Ns {
+        let flush = CardCmd {
+            op: CardOp::Flush,
+            sector: 0,
+            nr_sectors: 0,
+            reliable: false,
+            tag: u32::MAX,
+        };
+        let end = if self.card.cache_bytes() > 0 {
+            self.card.submit(t, &flush, self.proto).busy_end
+        } else {
+            t
+        };
+        end + self.reset_ns
+    }
+
+    /// `mmc_blk_read_single`: CMD17 per sector, up to `MMC_READ_SINGLE_RETRIES` more tries
+    /// each, a CMD13 after each.
+    fn read_single(&mut self, rec: &mut Recovery, mut t: Ns) -> (Ns, bool) {
+        let mut all_ok = true;
+        for i in 0..self.cmd.nr_sectors as u64 {
+            let one = CardCmd {
+                op: CardOp::Read,
+                sector: self.cmd.sector + i,
+                nr_sectors: 1,
+                reliable: false,
+                tag: self.cmd.tag,
+            };
+            let mut ok = false;
+            for _ in 0..=crate::recovery::MMC_READ_SINGLE_RETRIES {
+                let tm = self.card.submit(t + self.request, &one, self.proto);
+                t = tm.busy_end + self.irq_wake + self.cmd13;
+                if rec.draw() == Fault::None {
+                    ok = true;
+                    break;
+                }
+            }
+            all_ok &= ok;
+        }
+        (t, all_ok)
+    }
 }
 
 /// A dispatching context asleep inside `queue_rq`.
@@ -152,6 +223,7 @@ struct Stats {
     max_in_flight_async: u32,
     power_cuts: u64,
     power_cut_aborted: u64,
+    removed_failed: u64,
 }
 
 pub struct MmcDriver {
@@ -199,10 +271,17 @@ pub struct MmcDriver {
     power_cut_after: u64,
     /// Data commands the card completed (for `power_cut_after`).
     data_done: u64,
+    /// Faults and recovery (`recovery.rs`).
+    recovery: Recovery,
+    /// hsq/CQE: `mq->recovery_needed` (queue halted, `queue_rq` answers BLK_STS_RESOURCE).
+    recovery_needed: bool,
+    /// The card was removed (`mmc_card_removed`).
+    removed: bool,
 }
 
 impl MmcDriver {
     pub fn new(cfg: MmcConfig, card: Box<dyn Card>, cmd23: bool) -> Self {
+        let cfg_faults = cfg.faults;
         let name = match cfg.queue {
             HostQueue::Legacy => "mmc-legacy",
             HostQueue::Hsq => "mmc-hsq",
@@ -243,6 +322,9 @@ impl MmcDriver {
             power_cut_at: 0,
             power_cut_after: 0,
             data_done: 0,
+            recovery: Recovery::new(cfg_faults),
+            recovery_needed: false,
+            removed: false,
         }
     }
 
@@ -265,12 +347,30 @@ impl MmcDriver {
         let changed = self.card.power_cut(now);
         out.power_cut = Some((now, changed));
         self.stats.power_cuts += 1;
+        self.stats.power_cut_aborted += self.tracked.len() as u64;
+        self.abort_all(now, out);
+    }
+
+    /// The card was removed at `now`: everything in flight fails, and every later request
+    /// fails at once (`mmc_mq_queue_rq` → `mmc_card_removed`).
+    fn remove_card(&mut self, now: Ns, out: &mut DriverOut) {
+        self.removed = true;
+        self.stats.removed_failed += self.tracked.len() as u64;
+        self.recovery.failed += self.tracked.len() as u64;
+        self.abort_all(now, out);
+    }
+
+    /// Every command in flight fails (the card lost power or went away): each request ends
+    /// with an I/O error, the host path restarts empty, sleeping dispatchers wake, the queue
+    /// is run again, and events of the old generation are dropped.
+    fn abort_all(&mut self, now: Ns, out: &mut DriverOut) {
         let tracked = std::mem::take(&mut self.tracked);
         for (&rq, tr) in &tracked {
             self.card.unstage_data(tr.tag);
             out.completions.push((rq, BlkStatus::IoErr));
-            self.stats.power_cut_aborted += 1;
         }
+        self.recovery.forget_all();
+        self.recovery_needed = false;
         self.in_flight = [0; 3];
         let mut ctxs: Vec<u32> = Vec::new();
         ctxs.extend(self.waiter.take().map(|w| w.ctx));
@@ -296,12 +396,174 @@ impl MmcDriver {
         self.dat_free = now;
         self.cmd_free = now;
         self.complete_lock_until = now;
-        self.generation += 1;
+        self.bump_generation(now, out);
         out.run_queues.push((0, now));
         let name = &self.name;
         self.note(out, now, || {
-            format!("{name} power cut: {} requests failed", tracked.len())
+            format!("{name} every command in flight failed ({})", tracked.len())
         });
+    }
+
+    /// Drop every event scheduled so far; the power cut and removal still to come are
+    /// scheduled again.
+    fn bump_generation(&mut self, now: Ns, out: &mut DriverOut) {
+        self.generation += 1;
+        if self.power_cut_at > now {
+            out.events
+                .push((self.power_cut_at, self.ev(EV_POWER_CUT, 0)));
+        }
+        if self.cfg.faults.removed_at > now && !self.removed {
+            out.events
+                .push((self.cfg.faults.removed_at, self.ev(EV_REMOVED, 0)));
+        }
+    }
+
+    /// The recovery work (`mmc_mq_recovery_handler`) for the failed request `rq`, on the hsq
+    /// and CQE paths; the queue is halted meanwhile.
+    fn recovery_work(&mut self, rq: RqId, now: Ns, out: &mut DriverOut) {
+        let t = now.max(self.dat_free).max(self.cmd_free);
+        let end = match self.cfg.queue {
+            HostQueue::Cqe => {
+                // `mmc_blk_cqe_recovery` → `mmc_cqe_recovery`: CMD12, then CMD48 discarding
+                // the card's whole queue; `cqhci_recovery_finish` ends every task not yet
+                // completed with an error (`mmc_blk_cqe_complete_rq` requeues it while
+                // retries++ < MMC_CQE_RETRIES).
+                let c = self.recovery_costs();
+                let end = t + 2 * c.cmd12;
+                self.recovery.recoveries += 1;
+                let discard: Vec<RqId> = self
+                    .tracked
+                    .iter()
+                    .filter(|(_, tr)| !tr.irq_done && tr.ty != IssueType::Sync)
+                    .map(|(&r, _)| r)
+                    .collect();
+                for r in discard {
+                    let outcome = self.recovery.cqe_retry(r);
+                    let tr = self.tracked.get_mut(&r).unwrap();
+                    tr.outcome = Some(outcome);
+                    self.card.unstage_data(tr.tag);
+                }
+                self.cqe_tasks.clear();
+                self.cqe_outstanding = 0;
+                self.cqe_kick_at = None;
+                self.cqe_bus_until = end;
+                self.cmd_free = end;
+                self.dat_free = self.dat_free.max(end);
+                // Events of the discarded tasks are dropped; the completions already under
+                // way are scheduled again.
+                self.bump_generation(now, out);
+                let pending: Vec<(Ns, RqId)> = self
+                    .tracked
+                    .iter()
+                    .filter(|(_, tr)| tr.irq_done)
+                    .map(|(&r, tr)| (tr.done_at.max(now), r))
+                    .collect();
+                for (at, r) in pending {
+                    out.events.push((at, self.ev(EV_DONE, r)));
+                }
+                end
+            }
+            _ => {
+                // `mmc_blk_mq_recovery` → `mmc_blk_mq_rw_recovery`, then post_req completes.
+                let _ = self.tracked[&rq];
+                self.recover(rq, t)
+            }
+        };
+        out.events.push((end, self.ev(EV_RECOVERY_DONE, rq)));
+    }
+
+    /// The recovery work ends: the failed request (CQE: every discarded task) is requeued or
+    /// failed, the queue resumes (`cqe_recovery_finish`, `blk_mq_run_hw_queues`).
+    fn recovery_done(&mut self, rq: RqId, now: Ns, out: &mut DriverOut) {
+        match self.cfg.queue {
+            HostQueue::Cqe => {
+                let decided: Vec<RqId> = self
+                    .tracked
+                    .iter()
+                    .filter(|(_, tr)| tr.outcome.is_some())
+                    .map(|(&r, _)| r)
+                    .collect();
+                for r in decided {
+                    self.done(r, now, out);
+                }
+                self.recovery_needed = false;
+                self.cqe_kick(now, out);
+            }
+            _ => {
+                self.done(rq, now, out);
+                self.recovery_needed = false;
+                self.hsq_pump(now, out);
+            }
+        }
+        out.run_queues.push((0, now));
+    }
+
+    /// One attempt of a data command on the bus at `t_cmd`, with the fault it meets: a
+    /// command error fails after the command (the card does nothing); a data CRC error after
+    /// the transfer; a data timeout when the host's timeout runs out.
+    fn attempt(&mut self, tr: &mut Track, t_cmd: Ns) -> CardTiming {
+        tr.fault = if matches!(tr.cmd.op, CardOp::Read | CardOp::Write) {
+            self.recovery.draw()
+        } else {
+            Fault::None
+        };
+        match tr.fault {
+            Fault::Cmd => {
+                self.card.unstage_data(tr.tag);
+                let end = t_cmd + self.card.bus().cmd_ns(R1_BITS);
+                CardTiming {
+                    cmd_start: t_cmd,
+                    cmd_end: end,
+                    data_start: end,
+                    data_end: end,
+                    busy_end: end,
+                }
+            }
+            Fault::DataTimeout => {
+                let mut tm = self.card.submit(t_cmd, &tr.cmd, self.proto);
+                let end = tm.busy_end.max(tm.data_start + self.cfg.host.data_timeout);
+                tm.data_end = end;
+                tm.busy_end = end;
+                tm
+            }
+            _ => self.card.submit(t_cmd, &tr.cmd, self.proto),
+        }
+    }
+
+    fn recovery_costs(&self) -> Costs {
+        Costs {
+            cmd13: self.cmd13_ns(),
+            cmd12: self.cfg.host.request + self.card.bus().cmd_ns(R1_BITS),
+        }
+    }
+
+    /// `mmc_blk_mq_rw_recovery` for `rq`'s failed attempt, starting at `t`: the recovery
+    /// commands hold the bus, a reset also flushes the card's cache and takes
+    /// `host.reset_ns`, a single-sector re-read issues one CMD17 per sector. Records what
+    /// happens to the request next and returns when recovery ends.
+    fn recover(&mut self, rq: RqId, t: Ns) -> Ns {
+        let mut tr = self.tracked[&rq];
+        let read = tr.cmd.op == CardOp::Read;
+        let costs = self.recovery_costs();
+        let reset_ns = self.cfg.host.reset;
+        let request = self.cfg.host.request;
+        let irq_wake = self.cfg.host.irq + self.cfg.host.wakeup;
+        let mut ops = HostOps {
+            card: self.card.as_mut(),
+            proto: self.proto,
+            cmd: tr.cmd,
+            reset_ns,
+            request,
+            irq_wake,
+            cmd13: costs.cmd13,
+        };
+        let (end, outcome) =
+            self.recovery
+                .rw_recovery(rq, read, tr.cmd.nr_sectors, tr.fault, t, &costs, &mut ops);
+        self.dat_free = self.dat_free.max(end);
+        tr.outcome = Some(outcome);
+        self.tracked.insert(rq, tr);
+        end
     }
 
     pub fn card(&self) -> &dyn Card {
@@ -431,8 +693,12 @@ impl MmcDriver {
     }
 
     /// `mmc_blk_mq_poll_completion` for a finished legacy request: writes check card busy.
+    /// A failed attempt goes through `mmc_blk_mq_rw_recovery` here.
     fn poll_completion(&mut self, rq: RqId, t0: Ns) -> Ns {
         let tr = self.tracked[&rq];
+        if tr.fault != Fault::None {
+            return self.recover(rq, t0);
+        }
         if tr.cmd.op == CardOp::Write {
             self.poll_busy(t0, tr.hw_done)
         } else {
@@ -451,7 +717,7 @@ impl MmcDriver {
             self.name,
             self.dat_free
         );
-        let tm = self.card.submit(t_cmd, &tr.cmd, self.proto);
+        let tm = self.attempt(&mut tr, t_cmd);
         self.dat_free = tm.busy_end;
         let hw_done = if self.cfg.host.hw_busy_detect || tr.cmd.op == CardOp::Read {
             tm.busy_end
@@ -501,7 +767,17 @@ impl MmcDriver {
         if tr.hw_done > 0 && now >= tr.hw_done {
             self.stats.completion_ns += now - tr.hw_done;
         }
-        out.completions.push((rq, BlkStatus::Ok));
+        // After a failed attempt: requeued for another try, or failed (`mmc_blk_mq_complete_rq`).
+        match tr.outcome {
+            Some(Outcome::Requeue) => out.requeues.push(rq),
+            Some(Outcome::Fail) => out.completions.push((rq, BlkStatus::IoErr)),
+            _ => {
+                if matches!(tr.cmd.op, CardOp::Read | CardOp::Write) {
+                    self.recovery.success(rq, tr.cmd.op == CardOp::Read);
+                }
+                out.completions.push((rq, BlkStatus::Ok));
+            }
+        }
         let name = &self.name;
         self.note(out, now, || {
             format!(
@@ -795,7 +1071,8 @@ impl MmcDriver {
 
     /// `mmc_hsq_pump_requests`.
     fn hsq_pump(&mut self, now: Ns, out: &mut DriverOut) {
-        if self.hsq.on_host.is_some() || self.hsq.qcnt == 0 {
+        // `hsq->recovery_halt`: no pump during recovery.
+        if self.hsq.on_host.is_some() || self.hsq.qcnt == 0 || self.recovery_needed {
             return;
         }
         if self.cfg.hsq_dynamic {
@@ -842,6 +1119,14 @@ impl MmcDriver {
                 let tag = self.tracked[&rq].tag as usize;
                 let s = self.hsq.finalize(tag);
                 assert_eq!(s.rq, rq);
+                if self.tracked[&rq].fault != Fault::None {
+                    // `mmc_blk_hsq_req_done`: recovery_needed, the queue halted
+                    // (`mmc_hsq_recovery_start`), the recovery work scheduled.
+                    self.recovery_needed = true;
+                    out.events
+                        .push((now + self.cfg.host.wakeup, self.ev(EV_RECOVERY, rq)));
+                    return;
+                }
                 // `mmc_blk_cqe_complete_rq` → `mmc_cqe_post_req` unmaps in the completion.
                 let u = self.unmap_ns(rq);
                 out.events
@@ -920,7 +1205,8 @@ impl MmcDriver {
     }
 
     fn cqe_kick(&mut self, now: Ns, out: &mut DriverOut) {
-        if self.cqe_tasks.is_empty() {
+        // `cqhci` is halted during recovery.
+        if self.cqe_tasks.is_empty() || self.recovery_needed {
             return;
         }
         if self.cqe_bus_until > now {
@@ -958,7 +1244,19 @@ impl MmcDriver {
             self.cmd_free = t;
             let ds = t.max(task.acc.ready);
             assert!(ds >= self.dat_free, "cqe: two data transfers on the bus");
-            let (de, be) = self.card.transfer(ds, &tr.cmd, &task.acc);
+            tr.fault = self.recovery.draw();
+            let (de, be) = match tr.fault {
+                Fault::Cmd => {
+                    self.card.unstage_data(tr.tag);
+                    (ds, ds)
+                }
+                Fault::DataTimeout => {
+                    let (_, be) = self.card.transfer(ds, &tr.cmd, &task.acc);
+                    let end = be.max(ds + self.cfg.host.data_timeout);
+                    (end, end)
+                }
+                _ => self.card.transfer(ds, &tr.cmd, &task.acc),
+            };
             self.dat_free = de;
             self.stats.bus_ns += (de - ds) + 2 * r1;
             self.stats.card_ns += (ds - tr.queued.min(ds)) + (be - de);
@@ -1022,10 +1320,24 @@ impl MmcDriver {
             EV_CQE_IRQ => {
                 // `cqhci_irq` → `cqhci_finish_mrq` → `mmc_blk_cqe_req_done` →
                 // `blk_mq_complete_request`.
+                let mut tr = self.tracked[&rq];
+                if tr.fault != Fault::None {
+                    // An error interrupt: `mmc_blk_cqe_req_done` sets recovery_needed, halts
+                    // the engine (`cqe_recovery_start`) and schedules the recovery work, which
+                    // discards every task still queued (this one included).
+                    if !self.recovery_needed {
+                        self.recovery_needed = true;
+                        out.events
+                            .push((now + self.cfg.host.wakeup, self.ev(EV_RECOVERY, rq)));
+                    }
+                    return;
+                }
                 self.cqe_outstanding -= 1;
+                tr.irq_done = true;
                 let u = self.unmap_ns(rq);
-                out.events
-                    .push((now + self.cfg.host.complete + u, self.ev(EV_DONE, rq)));
+                tr.done_at = now + self.cfg.host.complete + u;
+                self.tracked.insert(rq, tr);
+                out.events.push((tr.done_at, self.ev(EV_DONE, rq)));
             }
             _ => unreachable!(),
         }
@@ -1113,8 +1425,15 @@ impl Driver for MmcDriver {
         let r = pool.get(rq);
         let ty = self.issue_type(r.op);
         let name = &self.name;
-        if self.busy {
-            // Parallel dispatch into the driver is not supported (`mq->busy`).
+        if self.removed {
+            // `mmc_card_removed`: fail at once (RQF_QUIET).
+            self.stats.removed_failed += 1;
+            self.recovery.failed += 1;
+            return BlkStatus::IoErr;
+        }
+        if self.busy || self.recovery_needed {
+            // Parallel dispatch into the driver is not supported (`mq->busy`); during
+            // recovery the queue waits (`mq->recovery_needed`).
             self.stats.resource_busy += 1;
             self.note(out, now, || format!("{name} resource busy rq={rq}"));
             return BlkStatus::Resource;
@@ -1175,6 +1494,10 @@ impl Driver for MmcDriver {
             queued: now,
             started: 0,
             hw_done: 0,
+            fault: Fault::None,
+            outcome: None,
+            irq_done: false,
+            done_at: 0,
         };
         assert!(
             self.tracked.insert(rq, tr).is_none(),
@@ -1196,10 +1519,15 @@ impl Driver for MmcDriver {
         self.power_cut_at > 0 || self.power_cut_after > 0
     }
 
-    fn init(&mut self, out: &mut DriverOut) {
+    fn init(&mut self, seed: u64, out: &mut DriverOut) {
+        self.recovery.seed(seed);
         if self.power_cut_at > 0 {
             out.events
                 .push((self.power_cut_at, self.ev(EV_POWER_CUT, 0)));
+        }
+        if self.cfg.faults.removed_at > 0 {
+            out.events
+                .push((self.cfg.faults.removed_at, self.ev(EV_REMOVED, 0)));
         }
     }
 
@@ -1215,6 +1543,12 @@ impl Driver for MmcDriver {
                 self.power_cut(now, out);
                 return;
             }
+            EV_REMOVED => {
+                self.remove_card(now, out);
+                return;
+            }
+            EV_RECOVERY => self.recovery_work(arg, now, out),
+            EV_RECOVERY_DONE => self.recovery_done(arg, now, out),
             EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK | EV_LEG_POST => {
                 self.legacy_event(kind, arg, now, out)
             }
@@ -1267,12 +1601,22 @@ impl Driver for MmcDriver {
             ("mmc_max_in_flight_async", s.max_in_flight_async as u64),
             ("mmc_power_cuts", s.power_cuts),
             ("mmc_power_cut_aborted", s.power_cut_aborted),
+            ("mmc_removed_failed", s.removed_failed),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
         e.extend(self.card.stats());
-        DriverStats { entries: e }
+        let r = &self.recovery;
+        let faults = vec![
+            ("injected", r.injected),
+            ("retried", r.retried),
+            ("resets", r.resets),
+            ("single_block_fallbacks", r.single_block_fallbacks),
+            ("failed_ios", r.failed),
+            ("recoveries", r.recoveries),
+        ];
+        DriverStats { entries: e, faults }
     }
 
     fn check_invariants(&self) {

@@ -12,6 +12,7 @@
 
 pub mod driver;
 pub mod hsq;
+pub mod recovery;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +37,9 @@ pub struct HostCosts {
     pub wakeup: Ns,
     pub complete: Ns,
     pub busy_poll_min: Ns,
+    /// `host.data_timeout_ns`, `host.reset_ns` (recovery).
+    pub data_timeout: Ns,
+    pub reset: Ns,
     pub cqe_task: Ns,
     pub hw_busy_detect: bool,
 }
@@ -52,6 +56,8 @@ impl HostCosts {
             wakeup: get_u64(p, "host.wakeup_ns")?,
             complete: get_u64(p, "host.complete_ns")?,
             busy_poll_min: get_u64(p, "host.busy_poll_min_ns")?,
+            data_timeout: get_u64(p, "host.data_timeout_ns")?,
+            reset: get_u64(p, "host.reset_ns")?,
             cqe_task: get_u64(p, "host.cqe_task_ns")?,
             hw_busy_detect: get_bool(p, "host.hw_busy_detect")?,
         })
@@ -88,6 +94,12 @@ impl MmcConfig {
             max_blk_count: get_u32(p, "host.max_blk_count")?,
             rel_wr: get_bool(p, "card.rel_wr")?,
             avoid_rel_write: get_bool(p, "card.avoid_rel_write")?,
+            faults: recovery::FaultConfig {
+                crc_ppm: get_u64(p, "card.fault_crc_ppm")?,
+                timeout_ppm: get_u64(p, "card.fault_timeout_ppm")?,
+                cmd_ppm: get_u64(p, "card.fault_cmd_ppm")?,
+                removed_at: get_u64(p, "card.fault_removed_ns")?,
+            },
         })
     }
 }

@@ -325,6 +325,7 @@ impl Driver for NullBlk {
                 ("completed".into(), self.completed),
                 ("throttled".into(), self.throttled),
             ],
+            faults: Vec::new(),
         }
     }
 

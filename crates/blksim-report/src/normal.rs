@@ -471,7 +471,9 @@ pub fn write_job_status(
         writeln!(
             out,
             "     errors    : total={}, first_error={}/<{}>",
-            jr.total_err_count, jr.first_error, jr.verror
+            jr.total_err_count,
+            jr.first_error,
+            crate::report::strerror(jr.first_error)
         )?;
     }
     if jr.latency_depth != 0 {

@@ -306,3 +306,14 @@ impl RunReport {
         self.groups.iter().find(|g| g.groupid == groupid)
     }
 }
+
+/// `strerror(3)` (glibc's text) for the errno values a simulated run can report.
+pub fn strerror(errno: i32) -> &'static str {
+    match errno {
+        0 => "Success",
+        5 => "Input/output error",
+        84 => "Invalid or incomplete multibyte or wide character",
+        110 => "Connection timed out",
+        _ => "Unknown error",
+    }
+}

@@ -176,6 +176,12 @@ struct Task {
     verify_gen: Option<IoGen>,
     /// The read-back phase has started.
     in_verify: bool,
+    /// `continue_on_error` bits and fio's error state: the first fatal error (`td->error`,
+    /// errno) and the count of non-fatal ones (`total_err_count`, `first_error`).
+    continue_on_error: u8,
+    error: i32,
+    total_err_count: u64,
+    first_error: i32,
 }
 
 impl Task {
@@ -210,7 +216,24 @@ pub struct TaskResult {
     pub stats: JobStats,
     pub start_ns: Ns,
     pub end_ns: Ns,
+    /// fio's error state at the end (`td->error`, `total_err_count`, `first_error`).
+    pub error: i32,
+    pub total_err_count: u64,
+    pub first_error: i32,
 }
+
+/// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IoErrorRecord {
+    pub task: usize,
+    pub ddir: Ddir,
+    pub sync: bool,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// errno of every I/O error the block layer reports to a submitter (BLK_STS_IOERR → EIO).
+pub const EIO: i32 = 5;
 
 /// Everything a run produced.
 pub struct SimOutput {
@@ -219,6 +242,8 @@ pub struct SimOutput {
     pub elevator: String,
     pub driver: String,
     pub driver_stats: Vec<(String, u64)>,
+    /// The driver's fault counters (`blksim.faults`), if it models faults.
+    pub fault_stats: Vec<(&'static str, u64)>,
     pub elevator_stats: Vec<(&'static str, u64)>,
     pub digest: String,
     pub events: u64,
@@ -248,6 +273,8 @@ pub struct SimOutput {
     pub integrity_first_violation: Option<String>,
     /// I/Os that ended with an error outside a power cut.
     pub io_errors: u64,
+    /// The I/O errors that stopped a job, for fio's `io_u error` message.
+    pub fatal_errors: Vec<IoErrorRecord>,
 }
 
 /// What a power cut did.
@@ -277,6 +304,7 @@ pub struct Sim {
     /// The power cut, once it happened.
     power_cut: Option<PowerCutFacts>,
     io_errors: u64,
+    fatal_errors: Vec<IoErrorRecord>,
     /// Stream for the platform's scheduling jitter (`platform.kblockd_jitter_ns`).
     jitter_rng: blksim_core::Rng,
     /// Last data version handed to a user write (the integrity oracle's global counter).
@@ -414,6 +442,10 @@ impl Sim {
                 submit_yield: false,
                 verify_gen,
                 in_verify: false,
+                continue_on_error: spec.continue_on_error,
+                error: 0,
+                total_err_count: 0,
+                first_error: 0,
             });
         }
         let mut out = BlkOut::default();
@@ -437,6 +469,7 @@ impl Sim {
             jitter_rng: RngStreams::new(seed).stream("platform.jitter"),
             power_cut: None,
             io_errors: 0,
+            fatal_errors: Vec::new(),
             last_version: 0,
             clk: 0,
             ctx_ev: 0,
@@ -447,7 +480,8 @@ impl Sim {
             let wc = sim.queue.lim.write_cache;
             sim.queue.integrity.track_durability(wc);
         }
-        sim.driver.init(&mut sim.out.drv);
+        let driver_seed = RngStreams::new(seed).stream("driver").next_u64();
+        sim.driver.init(driver_seed, &mut sim.out.drv);
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].wait_for.is_empty() {
                 let d = sim.tasks[t].start_delay;
@@ -520,6 +554,9 @@ impl Sim {
             .tasks
             .into_iter()
             .map(|t| TaskResult {
+                error: t.error,
+                total_err_count: t.total_err_count,
+                first_error: t.first_error,
                 spec: t.spec,
                 name: t.name,
                 groupid: t.groupid,
@@ -534,6 +571,7 @@ impl Sim {
             elevator,
             driver: self.driver.name().to_string(),
             driver_stats: self.driver.stats().entries,
+            fault_stats: self.driver.stats().faults,
             elevator_stats,
             digest: self.digest.hex(),
             events: handled,
@@ -557,6 +595,7 @@ impl Sim {
                 .as_ref()
                 .and_then(|d| d.first_violation.clone()),
             io_errors: self.io_errors,
+            fatal_errors: std::mem::take(&mut self.fatal_errors),
         })
     }
 
@@ -729,6 +768,10 @@ impl Sim {
                 progress = true;
                 self.queue
                     .drain_driver_completions(&mut *self.driver, now, &mut self.out);
+            }
+            if !self.out.drv.requeues.is_empty() {
+                progress = true;
+                self.queue.drain_driver_requeues(now, &mut self.out);
             }
             // Block-layer requests.
             if !self.out.hw_runs.is_empty() {
@@ -922,12 +965,14 @@ impl Sim {
                 if task.in_flight > 0 {
                     return;
                 }
-                if task.end_fsync && task.wrote && !task.end_fsync_done {
+                if task.end_fsync && task.wrote && !task.end_fsync_done && task.error == 0 {
                     task.end_fsync_done = true;
                     self.issue_sync(t, now, SyncKind::EndFsync);
                     continue;
                 }
-                if crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen) {
+                if task.error == 0
+                    && crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen)
+                {
                     task.in_verify = true;
                     task.gen_done = false;
                     task.deadline = None;
@@ -1339,13 +1384,17 @@ impl Sim {
             };
             let id = task.completed.remove(pos);
             let io = task.ious.remove(id);
-            if !io.end_fsync {
-                task.stats
-                    .record_sync(now, now.saturating_sub(io.start), !io.datasync);
-            }
-            task.last_was_sync = true;
             task.sync_in_flight = false;
             task.in_flight -= 1;
+            if io.error {
+                self.io_error(t, &io);
+            } else {
+                if !io.end_fsync {
+                    task.stats
+                        .record_sync(now, now.saturating_sub(io.start), !io.datasync);
+                }
+                task.last_was_sync = true;
+            }
             self.pump(t, now);
         }
         loop {
@@ -1364,10 +1413,11 @@ impl Sim {
             } else {
                 avail
             };
+            let mut failed: Vec<IoUnit> = Vec::new();
             for i in 0..n {
                 let id = task.completed[i];
                 let io = task.ious.remove(id);
-                if io.sync {
+                if io.sync && !io.error {
                     if !io.end_fsync {
                         task.stats
                             .record_sync(now, now.saturating_sub(io.start), !io.datasync);
@@ -1375,12 +1425,10 @@ impl Sim {
                     task.last_was_sync = true;
                     task.sync_in_flight = false;
                 } else if io.error {
-                    // Ended by a power cut (the job stops writing and reads back) or failed.
-                    if let Some(pc) = self.power_cut.as_mut() {
-                        pc.aborted_ios += 1;
-                    } else {
-                        self.io_errors += 1;
+                    if io.sync {
+                        task.sync_in_flight = false;
                     }
+                    failed.push(io);
                 } else {
                     let slat = io.issue.saturating_sub(io.start);
                     let clat = now.saturating_sub(io.issue);
@@ -1391,6 +1439,10 @@ impl Sim {
             task.completed.drain(..n);
             task.stats.record_complete(n as u32);
             task.in_flight -= n as u32;
+            for io in &failed {
+                self.io_error(t, io);
+            }
+            let task = &mut self.tasks[t];
             if task.waiting_full && (task.in_flight <= task.iodepth_low || task.in_flight == 0) {
                 task.waiting_full = false;
             }
@@ -1450,6 +1502,42 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// An io_u ended with EIO (`io_completed`): ended by a power cut (the job stops writing
+    /// and reads back), or failed: `td_non_fatal_error` lets a job whose `continue_on_error`
+    /// names the kind (read, or write for writes and syncs) count it and go on; any other
+    /// error stops the job (`td_verror(td, io_u->error, "io_u error")`).
+    fn io_error(&mut self, t: usize, io: &IoUnit) {
+        if let Some(pc) = self.power_cut.as_mut() {
+            pc.aborted_ios += 1;
+            return;
+        }
+        self.io_errors += 1;
+        let task = &mut self.tasks[t];
+        let etype = if io.ddir == Ddir::Read && !io.sync {
+            1
+        } else {
+            2
+        };
+        if task.continue_on_error & etype != 0 {
+            task.total_err_count += 1;
+            if task.total_err_count == 1 {
+                task.first_error = EIO;
+            }
+            return;
+        }
+        if task.error == 0 {
+            task.error = EIO;
+            self.fatal_errors.push(IoErrorRecord {
+                task: t,
+                ddir: io.ddir,
+                sync: io.sync,
+                offset: io.offset,
+                len: io.len,
+            });
+        }
+        task.deadline_hit = true;
     }
 
     fn finish_task(&mut self, t: usize, now: Ns) {

@@ -414,6 +414,21 @@ pub fn build_report(
         jr.elapsed_sec = (t.end_ns.saturating_sub(t.start_ns))
             .div_ceil(1_000_000_000)
             .max(1);
+        // fio's `__show_run_stats`: a fatal error with the `td_verror` text of `io_u error`
+        // (io_u.c:1876 in 3.33), or, with continue_on_error, the first counted error and the
+        // empty `verror` a non-fatal error leaves.
+        jr.continue_on_error = spec.continue_on_error != 0;
+        jr.total_err_count = t.total_err_count;
+        jr.first_error = t.first_error;
+        if t.error != 0 {
+            jr.error = t.error;
+            jr.verror = format!(
+                "file:io_u.c:1876, func=io_u error, error={}",
+                blksim_report::report::strerror(t.error)
+            );
+        } else if jr.continue_on_error && t.first_error != 0 {
+            jr.error = t.first_error;
+        }
         reports.push(jr);
     }
     let mut folded: Vec<JobReport> = Vec::new();
@@ -546,6 +561,15 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
         o.push("power_cut", p);
     }
     o.push("io_errors", JsonValue::UInt(out.io_errors));
+    if !out.fault_stats.is_empty() {
+        // Injected faults and the driver's recovery (`mmc_blk_mq_rw_recovery`, the hsq and CQE
+        // recovery work): retries, resets, single-sector re-reads, I/Os failed to the job.
+        let mut f = JsonValue::object();
+        for (k, v) in &out.fault_stats {
+            f.push(*k, JsonValue::UInt(*v));
+        }
+        o.push("faults", f);
+    }
     if !out.cpu_stats.is_empty() {
         let mut cpu = JsonValue::object();
         for (k, v) in &out.cpu_stats {

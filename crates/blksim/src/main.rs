@@ -38,7 +38,7 @@ blksim options:
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match real_main(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("blksim: {e}");
             ExitCode::from(1)
@@ -46,22 +46,22 @@ fn main() -> ExitCode {
     }
 }
 
-fn real_main(args: &[String]) -> Result<(), String> {
+fn real_main(args: &[String]) -> Result<ExitCode, String> {
     let Some(cmd) = args.first() else {
         print!("{USAGE}");
         return Err("no command given".into());
     };
     if let Some(rest) = cmd.strip_prefix("--cmdhelp") {
-        return cmdhelp(rest);
+        return cmdhelp(rest).map(|()| ExitCode::SUCCESS);
     }
     match cmd.as_str() {
         "run" => run(&args[1..]),
-        "devices" => devices(),
-        "params" => params(),
-        "bench" => bench(&args[1..]),
+        "devices" => devices().map(|()| ExitCode::SUCCESS),
+        "params" => params().map(|()| ExitCode::SUCCESS),
+        "bench" => bench(&args[1..]).map(|()| ExitCode::SUCCESS),
         "-h" | "--help" | "help" => {
             print!("{USAGE}");
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
         other => Err(format!(
             "unknown command '{other}' (expected run, devices, bench; see --help)"
@@ -282,9 +282,10 @@ fn parse_u64(s: &str) -> Option<u64> {
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
+/// `blksim run`: the exit status is fio's, the number of jobs an I/O error stopped.
+fn run(args: &[String]) -> Result<ExitCode, String> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        return write_stdout(USAGE.as_bytes());
+        return write_stdout(USAGE.as_bytes()).map(|()| ExitCode::SUCCESS);
     }
     let cli = parse_cli(args)?;
     let jobs = if cli.jobfiles.is_empty() {
@@ -316,6 +317,23 @@ fn run(args: &[String]) -> Result<(), String> {
         profile.set(s)?;
     }
     let out = setup::run(&jobs, &profile, &cli.opts)?;
+    // fio's `__io_u_log_error` for the error that stopped each job.
+    let dev = setup::devname(&profile);
+    for e in &out.fatal_errors {
+        let dir = if e.sync {
+            "sync"
+        } else {
+            match e.ddir {
+                blksim_job::Ddir::Read => "read",
+                blksim_job::Ddir::Write => "write",
+                blksim_job::Ddir::Trim => "trim",
+            }
+        };
+        eprintln!(
+            "fio: io_u error on file /dev/{dev}: Input/output error: {dir} offset={}, buflen={}",
+            e.offset, e.len
+        );
+    }
     let wall = wall_clock();
     let report = setup::build_report(&jobs, &profile, &cli.opts, &out, &wall);
     // As fio does with `--output-format=normal,json`: the normal header (job lines, version,
@@ -336,7 +354,9 @@ fn run(args: &[String]) -> Result<(), String> {
         Some(p) => std::fs::write(p, &buf).map_err(|e| format!("--output={}: {e}", p.display()))?,
         None => write_stdout(&buf)?,
     }
-    Ok(())
+    // fio exits with the number of jobs that ended with an error (`exit_value++`).
+    let failed = out.tasks.iter().filter(|t| t.error != 0).count();
+    Ok(ExitCode::from(failed.min(255) as u8))
 }
 
 /// Wall-clock stamps for the report header (the only fields that may differ between runs).
