@@ -59,8 +59,11 @@ pub struct DriverOut {
     pub tracing: bool,
     /// The device lost power at this time (a modelled power cut); the sectors whose data it
     /// lost or tore, with the versions they hold now (`[start, end)`, version).
-    pub power_cut: Option<(Ns, Vec<(u64, u64, u64)>)>,
+    pub power_cut: Option<(Ns, CutSectors)>,
 }
+
+/// Sector ranges a power cut changed: `[start, end)` and the version each holds now.
+pub type CutSectors = Vec<(u64, u64, u64)>;
 
 impl DriverOut {
     pub fn is_idle(&self) -> bool {
@@ -128,6 +131,9 @@ pub trait Driver {
     fn apply_limits(&self, _lim: &mut crate::limits::QueueLimits) {}
 
     /// `queue_rq(hctx, bd)`. `last` is `bd->last` (no more requests follow in this batch).
+    /// The arguments are the kernel's (`hctx`, `bd->rq`, `bd->last`) plus the simulator's
+    /// context, kept flat as in `blk_mq_ops`.
+    #[allow(clippy::too_many_arguments)]
     fn queue_rq(
         &mut self,
         pool: &RqPool,

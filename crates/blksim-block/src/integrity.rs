@@ -311,11 +311,8 @@ impl Integrity {
             if dv != uv {
                 // The first sector of [pos, end) not covered by a racing write.
                 let mut p = pos;
-                loop {
-                    match racing.iter().find(|&&(a, b)| a <= p && b > p) {
-                        Some(&(_, b)) => p = b,
-                        None => break,
-                    }
+                while let Some(&(_, b)) = racing.iter().find(|&&(a, b)| a <= p && b > p) {
+                    p = b;
                     if p >= end {
                         break;
                     }

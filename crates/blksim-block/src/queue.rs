@@ -1646,7 +1646,7 @@ impl RequestQueue {
             }
             i += 1;
         }
-        if (i < n || last_status != BlkStatus::Ok) && (queued > 0 || i < n) {
+        if i < n || (last_status != BlkStatus::Ok && queued > 0) {
             drv.commit_rqs(hctx, *now, &mut out.drv);
         }
         if i < n {

@@ -185,7 +185,7 @@ impl LatHist {
 /// rounded again, then compared with `sum` (exact). Done in integers so it is the same on
 /// every host.
 pub fn threshold_reached(sum: u64, p: f64, nr: u64) -> bool {
-    if !(p > 0.0) || nr == 0 {
+    if p.is_nan() || p <= 0.0 || nr == 0 {
         // p == 0 never occurs in a fio list (0 terminates it); threshold 0 is always met.
         return true;
     }

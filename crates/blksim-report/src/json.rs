@@ -286,11 +286,8 @@ pub fn job_json(jr: &JobReport, rs: Option<&GroupRunStats>, plus: bool) -> JsonV
     if let Some(o) = job_opts(&jr.job_options) {
         root.push("job options", o);
     }
-    for ddir in 0..DDIR_RWDIR_CNT {
-        root.push(
-            DDIR_NAMES[ddir],
-            ddir_json(js, &js.dir[ddir], ddir, rs, plus),
-        );
+    for (ddir, name) in DDIR_NAMES.iter().enumerate().take(DDIR_RWDIR_CNT) {
+        root.push(*name, ddir_json(js, &js.dir[ddir], ddir, rs, plus));
     }
     let mut sync = JsonValue::object();
     sync.push("total_ios", int(js.sync_total_ios));

@@ -494,14 +494,14 @@ pub fn write_group_stats(rs: &GroupRunStats, out: &mut dyn Write) -> io::Result<
     let i2p = is_pow2(rs.kb_base);
     let sf = rs.sig_figs as usize;
     let u = unit_n2s(rs.unit_base);
-    for i in 0..DDIR_RWDIR_CNT {
+    for (i, name) in STR.iter().enumerate().take(DDIR_RWDIR_CNT) {
         if rs.max_run[i] == 0 {
             continue;
         }
         writeln!(
             out,
             "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            STR[i],
+            name,
             num2str(rs.agg[i], sf, 1, i2p, u),
             num2str(rs.agg[i], sf, 1, !i2p, u),
             num2str(rs.min_bw[i], sf, 1, i2p, u),

@@ -285,11 +285,9 @@ impl DirStats {
 
     /// Integer IOPS as the normal output computes it.
     pub fn iops_int(&self) -> u64 {
-        if self.runtime_ms == 0 {
-            0
-        } else {
-            1000 * self.total_ios / self.runtime_ms
-        }
+        (1000 * self.total_ios)
+            .checked_div(self.runtime_ms)
+            .unwrap_or(0)
     }
 
     /// JSON `iops`: `(1000.0 * total_io_u) / runt` in double.

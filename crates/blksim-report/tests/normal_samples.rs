@@ -56,8 +56,11 @@ struct Pending {
     pct: [Vec<(f64, u64)>; DDIR_RWDIR_CNT],
     pct_steps: [u32; DDIR_RWDIR_CNT],
     /// (min, max, mean, stddev) of slat, clat, lat per direction.
-    sums: [[Option<(u64, u64, f64, f64)>; 3]; DDIR_RWDIR_CNT],
+    sums: [[Option<Summary>; 3]; DDIR_RWDIR_CNT],
 }
+
+/// (min, max, mean, stddev) of one latency kind.
+type Summary = (u64, u64, f64, f64);
 
 const RANGES: [&str; 12] = [
     "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
@@ -82,8 +85,8 @@ fn finish(p: Pending, headers: &[JobHeader]) -> JobReport {
     let mut r = p.report;
     let js = &mut r.stats;
     let bs = headers.iter().find(|h| h.name == r.name).unwrap().bs;
-    for d in 0..DDIR_RWDIR_CNT {
-        js.dir[d].io_bytes = js.dir[d].total_ios * bs[d].1;
+    for (d, &(_, dir_bs)) in bs.iter().enumerate().take(DDIR_RWDIR_CNT) {
+        js.dir[d].io_bytes = js.dir[d].total_ios * dir_bs;
         let n = js.dir[d].total_ios;
         let ds = &mut js.dir[d];
         for (k, st) in [&mut ds.slat, &mut ds.clat, &mut ds.lat]
@@ -323,8 +326,8 @@ fn report_from_normal(text: &str) -> RunReport {
                 .split(',')
                 .map(|x| x.parse().unwrap())
                 .collect();
-            for d in 0..3 {
-                js.dir[d].total_ios = tot[d];
+            for (dir, &t) in js.dir.iter_mut().zip(&tot).take(3) {
+                dir.total_ios = t;
             }
             js.sync_total_ios = tot[3];
         } else if t.starts_with("latency ") {

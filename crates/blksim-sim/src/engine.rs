@@ -9,7 +9,7 @@
 use crate::platform::Platform;
 use blksim_block::queue::{BlkOut, BlkStats, BlkTraceRec, Submit};
 use blksim_block::request::{flags, IoPrioClass};
-use blksim_block::{Bio, BlkStatus, Driver, Op, RequestQueue};
+use blksim_block::{Bio, BlkStatus, Driver, DriverOut, Op, RequestQueue};
 use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC, NS_HORIZON};
 use blksim_job::{Ddir, JobSpec};
 use blksim_report::stats::{JobStats, StatsOptions};
@@ -448,9 +448,14 @@ impl Sim {
                 first_error: 0,
             });
         }
-        let mut out = BlkOut::default();
-        out.tracing = trace.is_some();
-        out.drv.tracing = trace.is_some();
+        let out = BlkOut {
+            tracing: trace.is_some(),
+            drv: DriverOut {
+                tracing: trace.is_some(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         let mut sim = Sim {
             evq: EventQueue::new(),
             queue,
@@ -1018,7 +1023,9 @@ impl Sim {
             // `end_fsync`). libaio answers FIO_Q_BUSY while io_us are queued, so they are
             // committed first; in-flight I/O is not waited for.
             let due = |blocks: u32| {
-                blocks > 0 && task.writes_issued > 0 && task.writes_issued % blocks as u64 == 0
+                blocks > 0
+                    && task.writes_issued > 0
+                    && task.writes_issued.is_multiple_of(blocks as u64)
             };
             let should_fsync = task.job_writes && !task.last_was_sync;
             if should_fsync && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
@@ -1048,12 +1055,12 @@ impl Sim {
                     self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
                     return;
                 }
-                let gap = if task.rate_iops[d] > 0 {
-                    NSEC_PER_SEC / task.rate_iops[d]
-                } else {
-                    (io.len as u128 * NSEC_PER_SEC as u128 / task.rate_bps[d] as u128)
-                        .min(NS_HORIZON as u128) as Ns
-                };
+                let gap = NSEC_PER_SEC
+                    .checked_div(task.rate_iops[d])
+                    .unwrap_or_else(|| {
+                        (io.len as u128 * NSEC_PER_SEC as u128 / task.rate_bps[d] as u128)
+                            .min(NS_HORIZON as u128) as Ns
+                    });
                 let gap = if task.rate_poisson {
                     // Exponential inter-arrival times with the same mean (`rate_process=poisson`).
                     let u = task.rate_rng.f64();

@@ -166,10 +166,9 @@ impl RequestQueue {
                 // the queue.
                 self.hctxs[h].fq.data_in_flight += 1;
                 self.pool.get_mut(rq).state = RqState::Idle;
-                if self.elevator.is_some() {
+                if let Some(elv) = self.elevator.as_mut() {
                     self.pool.get_mut(rq).rq_flags |= rqf::ELV;
                     self.pool.get_mut(rq).state = RqState::Queued;
-                    let elv = self.elevator.as_mut().unwrap();
                     elv.insert_requests(&mut self.pool, &[rq], true, *now);
                 } else {
                     let cpu = self.pool.get(rq).cpu as usize % self.nr_cpus;

@@ -64,11 +64,9 @@ fn torn_prefix(data: &Extents, done: u128, total: u128, unit: u64) -> Extents {
     let mut d = data.clone();
     d.sort_unstable();
     let n: u64 = d.iter().map(|&(a, b, _)| b - a).sum();
-    let programmed = if total == 0 {
-        n
-    } else {
-        (n as u128 * done / total) as u64
-    };
+    let programmed = (n as u128 * done)
+        .checked_div(total)
+        .map_or(n, |p| p as u64);
     let mut left = programmed / unit.max(1) * unit.max(1);
     let mut out = Vec::new();
     for (a, b, v) in d {
