@@ -354,8 +354,32 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         Some(p) => std::fs::write(p, &buf).map_err(|e| format!("--output={}: {e}", p.display()))?,
         None => write_stdout(&buf)?,
     }
+    // What a power cut did, and whether it broke a FLUSH/FUA promise (the run then fails,
+    // as fio's verify does on bad data).
+    if let Some(pc) = &out.power_cut {
+        eprintln!(
+            "blksim: power cut at {} ns: {} sectors changed, {} in-flight I/Os failed; {} sectors lost as FLUSH/FUA allow, {} lost against them",
+            pc.at_ns,
+            pc.changed_sectors,
+            pc.aborted_ios,
+            out.integrity_lost_allowed,
+            out.integrity_violations
+        );
+    }
+    if out.fault_stats.iter().any(|&(_, n)| n > 0) {
+        let f: Vec<String> = out
+            .fault_stats
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        eprintln!("blksim: faults: {}", f.join(" "));
+    }
+    if let Some(v) = &out.integrity_first_violation {
+        eprintln!("blksim: integrity violation: {v}");
+    }
     // fio exits with the number of jobs that ended with an error (`exit_value++`).
     let failed = out.tasks.iter().filter(|t| t.error != 0).count();
+    let failed = failed.max(usize::from(out.integrity_violations > 0));
     Ok(ExitCode::from(failed.min(255) as u8))
 }
 

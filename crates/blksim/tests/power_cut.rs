@@ -10,12 +10,20 @@ fn run(args: &[&str]) -> serde_json::Value {
         .arg("--output-format=json")
         .output()
         .expect("run blksim");
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let err = String::from_utf8_lossy(&o.stderr);
+    // A run whose power cut broke a FLUSH/FUA promise fails and names the first sectors.
+    let violations = v["blksim"]["integrity"]["violations"].as_u64().unwrap_or(0);
+    assert_eq!(o.status.success(), violations == 0, "{args:?}: {err}");
+    assert_eq!(
+        err.contains("blksim: integrity violation: power cut: sectors "),
+        violations > 0,
+        "{err}"
     );
-    serde_json::from_slice(&o.stdout).expect("JSON")
+    if v["blksim"]["power_cut"].is_object() {
+        assert!(err.contains("blksim: power cut at "), "{err}");
+    }
+    v
 }
 
 struct Cut {
