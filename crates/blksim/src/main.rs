@@ -248,6 +248,14 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
                         .ok_or_else(|| format!("--max-events={v}: expected a whole number"))?,
                 );
             }
+            // Test only, not in the usage text: lose the N-th bio completion, a bug injected
+            // so that `blksim fuzz`'s own test sees the simulator report it.
+            "--debug-drop-completion" => {
+                let v = take("--debug-drop-completion")?;
+                cli.opts.debug_drop_completion = parse_u64(&v).ok_or_else(|| {
+                    format!("--debug-drop-completion={v}: expected a whole number")
+                })?;
+            }
             _ => rest.push(a.clone()),
         }
         i += 1;
