@@ -211,3 +211,43 @@ fn fuzz_arguments_are_checked_and_documented() {
     assert!(!help.contains("debug-drop-completion"));
     assert!(text(&blksim(&["fuzz", "--help"]).stdout).contains("--minimise-runs=N"));
 }
+
+/// `--print` writes a case's job file and prints the command that runs it, without running
+/// it; run as printed, the command gives the event digest the fuzzer saw for that case.
+#[test]
+fn print_gives_the_command_that_reproduces_a_case() {
+    let dir = scratch("print");
+    let o = blksim(&[
+        "fuzz",
+        &format!("--seed={SEED}"),
+        "--case=2",
+        "--print",
+        &format!("--dir={}", dir.display()),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let cmd = text(&o.stdout).trim().to_string();
+    assert!(cmd.contains("case-2.fio --device="), "{cmd}");
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let (k, v) = words[0].split_once('=').unwrap();
+    let r = Command::new(words[1])
+        .args(&words[2..])
+        .env(k, v)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&r.stdout)
+        .unwrap_or_else(|e| panic!("{cmd}: {e}: {}", text(&r.stderr)));
+    let digest = report["blksim"]["event_digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = blksim(&["fuzz", &format!("--seed={SEED}"), "--case=2", "--verbose"]);
+    let line = text(&o.stdout)
+        .lines()
+        .find(|l| l.starts_with("case 2:"))
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(
+        line.ends_with(&format!("digest={digest}")),
+        "{line} vs {digest}"
+    );
+}

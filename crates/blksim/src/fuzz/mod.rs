@@ -43,6 +43,8 @@ minimised one, and the exit status is 1):
   --minimise-runs=N      runs the minimiser may spend per distinct failure (default 300;
                          0 = do not minimise)
   --verbose              print one line per case
+  --print                write the cases' job files to --dir and print their blksim run
+                         commands instead of running them (with --case or --cases)
 ";
 
 struct FuzzArgs {
@@ -55,6 +57,7 @@ struct FuzzArgs {
     max_ios: u64,
     minimise_runs: u32,
     verbose: bool,
+    print: bool,
     /// Test only: forwarded to every `blksim run` as `--debug-drop-completion=N`, so the
     /// fuzzer's own test can check that an injected lost completion is caught and reported.
     debug_drop_completion: u64,
@@ -73,6 +76,7 @@ fn parse_args(args: &[String]) -> Result<FuzzArgs, String> {
         max_ios: GenConfig::default().max_ios,
         minimise_runs: 300,
         verbose: false,
+        print: false,
         debug_drop_completion: 0,
     };
     let num = |k: &str, v: &str, min: u64| -> Result<u64, String> {
@@ -101,13 +105,17 @@ fn parse_args(args: &[String]) -> Result<FuzzArgs, String> {
             "--max-ios" => a.max_ios = num(k, val()?, 1)?,
             "--minimise-runs" => a.minimise_runs = num(k, val()?, 0)?.min(100_000) as u32,
             "--verbose" | "-v" if v.is_none() => a.verbose = true,
+            "--print" if v.is_none() => a.print = true,
             "--debug-drop-completion" => a.debug_drop_completion = num(k, val()?, 1)?,
             _ => {
                 return Err(format!(
-                    "fuzz: unknown argument '{arg}' (expected --seconds=N, --cases=N, --seed=N, --case=N, --dir=PATH, --jobs=N, --max-ios=N, --minimise-runs=N, --verbose)"
+                    "fuzz: unknown argument '{arg}' (expected --seconds=N, --cases=N, --seed=N, --case=N, --dir=PATH, --jobs=N, --max-ios=N, --minimise-runs=N, --verbose, --print)"
                 ))
             }
         }
+    }
+    if a.print && a.case.is_none() && a.cases.is_none() {
+        return Err("fuzz: --print needs --case=N or --cases=N".into());
     }
     if a.seconds.is_none() && a.cases.is_none() && a.case.is_none() {
         a.seconds = Some(60);
@@ -148,6 +156,18 @@ pub fn main(args: &[String]) -> Result<bool, String> {
         None => (0, a.cases.unwrap_or(u64::MAX)),
     };
     let deadline = a.seconds.map(Duration::from_secs);
+    if a.print {
+        let mut out = String::new();
+        for i in first..end {
+            let case = gen::generate(a.seed, i, &cfg);
+            let file = dir.join(format!("case-{i}.fio"));
+            std::fs::write(&file, case.job_text())
+                .map_err(|e| format!("fuzz: writing {}: {e}", file.display()))?;
+            let _ = writeln!(out, "{}", case.command_line(&exe, &file));
+            write_stdout(&mut out);
+        }
+        return Ok(true);
+    }
     println!(
         "blksim fuzz: seed {}, {}, {} parallel, I/O budget {} per case, job files in {}",
         a.seed,
@@ -467,6 +487,7 @@ mod tests {
             "--bogus",
             "--jobs=0",
             "--verbose=2",
+            "--print",
         ] {
             let e = parse_args(&args(&[bad])).err().unwrap_or_default();
             assert!(e.starts_with("fuzz: "), "{bad}: {e}");
