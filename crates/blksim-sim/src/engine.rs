@@ -212,6 +212,9 @@ pub struct SimOutput {
     pub elevator_stats: Vec<(&'static str, u64)>,
     pub digest: String,
     pub events: u64,
+    /// Bios the tasks handed to the block layer, and completions that came back.
+    pub bios_submitted: u64,
+    pub bios_completed: u64,
     pub end_ns: Ns,
     /// Peak slots of the request and bio slabs (memory does not grow with I/O count).
     pub peak_requests: usize,
@@ -228,9 +231,6 @@ pub struct SimOutput {
     /// The queue's write-cache and FUA features (`blk_queue_write_cache`).
     pub write_cache: bool,
     pub fua: bool,
-    /// Bios the tasks handed to the block layer, and completions that came back.
-    pub bios_submitted: u64,
-    pub bios_completed: u64,
 }
 
 pub struct Sim {
@@ -513,6 +513,8 @@ impl Sim {
             elevator_stats,
             digest: self.digest.hex(),
             events: handled,
+            bios_submitted: self.bios[0],
+            bios_completed: self.bios[1],
             end_ns: end,
             peak_requests,
             peak_bios,
@@ -523,8 +525,6 @@ impl Sim {
             integrity_tracked_one_in: self.queue.integrity.tracked_one_in(),
             write_cache: self.queue.lim.write_cache,
             fua: self.queue.lim.fua,
-            bios_submitted: self.bios[0],
-            bios_completed: self.bios[1],
         })
     }
 
