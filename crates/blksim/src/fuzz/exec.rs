@@ -6,10 +6,12 @@
 //! absolute timeout derived from its event bound.
 //!
 //! Invariants, in the order they are checked:
-//! 1. it terminates: no timeout, no signal, no panic, exit status 0;
-//! 2. an error exit is a rejection (a normal message, e.g. a cross-parameter constraint),
-//!    unless the simulator says it lost a request ("internal error"), found a data-integrity
-//!    mismatch, or ran past `--max-events`;
+//! 1. it terminates: no timeout, no signal, no panic; no broken durability promise
+//!    (`integrity violation:` on stderr);
+//! 2. an error exit without a report is a rejection (a normal message, e.g. a cross-parameter
+//!    constraint), unless the simulator says it lost a request ("internal error"), found a
+//!    data-integrity mismatch, or ran past `--max-events`; an error exit with a report is
+//!    fio's exit value (jobs that ended with an I/O error) and the report is checked;
 //! 3. the JSON parses, `blksim.integrity.mismatches` is 0, every bio submitted completed
 //!    exactly once (`blksim.bios`), the fio I/Os stay within what the job file allows, and the
 //!    key paths are fio's (from fio's own JSON reports, the frozen samples of blksim-report);
@@ -306,7 +308,21 @@ fn classify(case: &Case, out: &RunOut, timeout: Duration) -> Verdict {
     let Some(code) = out.code else {
         return fail(Kind::Signal, "the run was killed by a signal");
     };
-    if code != 0 {
+    // A broken durability promise (`integrity violation:`) fails the run even when it wrote
+    // its report.
+    if let Some(l) = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("blksim: integrity violation"))
+    {
+        return fail(Kind::Integrity, l.trim_start_matches("blksim: "));
+    }
+    // A non-zero status with a report is fio's exit value, the number of jobs that ended
+    // with an I/O error: the run itself completed and its report is checked as any other.
+    let report = serde_json::from_slice::<Value>(&out.stdout)
+        .ok()
+        .filter(|v| v["blksim"].is_object());
+    if code != 0 && report.is_none() {
         let msg = error_line(&out.stderr);
         return if msg.contains("internal error") {
             fail(Kind::LostRequest, msg)
@@ -320,9 +336,14 @@ fn classify(case: &Case, out: &RunOut, timeout: Duration) -> Verdict {
             Verdict::Rejected(msg)
         };
     }
-    let v: Value = match serde_json::from_slice(&out.stdout) {
-        Ok(v) => v,
-        Err(e) => return fail(Kind::BadJson, format!("the report does not parse: {e}")),
+    let v: Value = match report {
+        Some(v) => v,
+        None => {
+            return match serde_json::from_slice::<Value>(&out.stdout) {
+                Ok(_) => fail(Kind::BadJson, "the report has no blksim key"),
+                Err(e) => fail(Kind::BadJson, format!("the report does not parse: {e}")),
+            }
+        }
     };
     let b = &v["blksim"];
     let (Some(events), Some(digest)) = (b["events"].as_u64(), b["event_digest"].as_str()) else {
@@ -336,6 +357,13 @@ fn classify(case: &Case, out: &RunOut, timeout: Duration) -> Verdict {
                 format!("blksim.integrity.mismatches = {m:?}"),
             )
         }
+    }
+    // Sectors a power cut took against a FLUSH/FUA promise, where the report counts them.
+    if let Some(n) = b["integrity"]["violations"].as_u64().filter(|&n| n > 0) {
+        return fail(
+            Kind::Integrity,
+            format!("blksim.integrity.violations = {n}"),
+        );
     }
     let (sub, done) = (
         b["bios"]["submitted"].as_u64(),
@@ -395,13 +423,16 @@ const FIO_JSON_PLUS: &[&str] = &[
 ];
 
 /// Key paths that depend on the case, not on the report's shape: the options as written
-/// (`job options`, `global options`), blksim's own key, and latency percentiles and bins,
-/// which fio prints only for directions with samples and the enabled percentile kinds
+/// (`job options`, `global options`), blksim's own key, fio's error counts (`total_err`,
+/// `first_error`: only with `continue_on_error`), and latency percentiles and bins, which fio
+/// prints only for directions with samples and the enabled percentile kinds
 /// (`clat_percentiles`, `lat_percentiles`, `slat_percentiles`, `gtod_reduce`).
 fn case_dependent(k: &str) -> bool {
     if k.starts_with("/blksim")
         || k.starts_with("/global options")
         || k.starts_with("/jobs[]/job options/")
+        || k == "/jobs[]/total_err"
+        || k == "/jobs[]/first_error"
     {
         return true;
     }
