@@ -214,10 +214,11 @@ impl SetKey {
     }
 }
 
-/// Parameters drawn only by the fuzzer's own tests, never as part of a case: the tables'
-/// test-only switches.
+/// The tables' test-only switches (`debug_*` keys, "test only" docs): bugs injected on
+/// purpose, never part of a case.
 fn test_only(def: &ParamDef) -> bool {
-    def.key.starts_with("debug_") || def.doc.starts_with("test only")
+    let name = def.key.rsplit('.').next().unwrap_or(def.key);
+    name.starts_with("debug_") || def.doc.to_ascii_lowercase().starts_with("test only")
 }
 
 /// Every `--set` key of a device with driver `driver` and elevator `elevator`, from the
@@ -962,6 +963,13 @@ mod tests {
             assert!(keys.iter().any(|k| k.starts_with("platform.")));
             assert!(!keys.iter().any(|k| k.contains("debug_")));
         }
+        // Prefixed keys (`card.debug_...`) and docs in any case are test-only switches too.
+        let t = ParamDef::choice("card.debug_x", "bool", "false", "Test only: d", "s");
+        assert!(test_only(&t));
+        let t = ParamDef::choice("card.x", "bool", "false", "test only: d", "s");
+        assert!(test_only(&t));
+        let t = ParamDef::choice("card.x", "bool", "false", "a switch", "s");
+        assert!(!test_only(&t));
         let mmc: Vec<String> = param_space("mmc", "none").iter().map(|k| k.key()).collect();
         for d in blksim_device::emmc::CARD_PARAMS
             .iter()
