@@ -25,8 +25,9 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// The seed and case count of the suite's run. Chosen among seeds whose cases all pass with
-/// today's simulator: the fuzzer finds real bugs in about 1 case in 250 (see the findings in
-/// the fuzzer's commit history), so a new seed may fail until those are fixed.
+/// today's simulator: about 1 case in 300 fails (mostly a writer never woken from a tag wait
+/// with mq-deadline's `async_depth` at 1, and the MMC legacy path's in-flight assertion), so
+/// another seed, or new parameters in the tables, may meet one until those are fixed.
 const SEED: &str = "21";
 const CASES: &str = "500";
 
