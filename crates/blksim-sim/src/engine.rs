@@ -247,6 +247,9 @@ pub struct SimOutput {
     pub elevator_stats: Vec<(&'static str, u64)>,
     pub digest: String,
     pub events: u64,
+    /// Bios the tasks handed to the block layer, and completions that came back.
+    pub bios_submitted: u64,
+    pub bios_completed: u64,
     pub end_ns: Ns,
     /// Peak slots of the request and bio slabs (memory does not grow with I/O count).
     pub peak_requests: usize,
@@ -316,6 +319,11 @@ pub struct Sim {
     ctx_ev: Ns,
     ctx_start: Ns,
     ctx_cpu: u16,
+    /// Bios submitted and completed (`blksim.bios`; every bio must complete exactly once).
+    bios: [u64; 2],
+    /// Test only (`--debug-drop-completion=N`, for the fuzzer's own test): lose the N-th bio
+    /// completion; 0 = off.
+    drop_completion: u64,
 }
 
 const TOKEN_SHIFT: u32 = 32;
@@ -480,6 +488,8 @@ impl Sim {
             ctx_ev: 0,
             ctx_start: 0,
             ctx_cpu: 0,
+            bios: [0; 2],
+            drop_completion: 0,
         };
         if sim.driver.power_cut_planned() {
             let wc = sim.queue.lim.write_cache;
@@ -499,6 +509,11 @@ impl Sim {
     /// Stop after this many events (a guard for runaway configurations in tests).
     pub fn set_max_events(&mut self, n: u64) {
         self.max_events = n;
+    }
+
+    /// Test only: lose the `n`-th bio completion (an injected bug the run must report).
+    pub fn set_debug_drop_completion(&mut self, n: u64) {
+        self.drop_completion = n;
     }
 
     /// Run to completion.
@@ -580,6 +595,8 @@ impl Sim {
             elevator_stats,
             digest: self.digest.hex(),
             events: handled,
+            bios_submitted: self.bios[0],
+            bios_completed: self.bios[1],
             end_ns: end,
             peak_requests,
             peak_bios,
@@ -1221,6 +1238,7 @@ impl Sim {
                 100 + op as u64,
                 ((task_id as u64) << 32) | nsec as u64,
             );
+            self.bios[0] += 1;
             let r = self
                 .queue
                 .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out);
@@ -1345,6 +1363,7 @@ impl Sim {
             next: blksim_block::request::NO_BIO,
         };
         self.clk = self.clk.max(now);
+        self.bios[0] += 1;
         if self
             .queue
             .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out)
@@ -1355,6 +1374,10 @@ impl Sim {
     }
 
     fn bio_done(&mut self, token: u64, st: BlkStatus, now: Ns) {
+        self.bios[1] += 1;
+        if self.bios[1] == self.drop_completion {
+            return;
+        }
         let t = (token >> TOKEN_SHIFT) as usize;
         let id = (token & 0xffff_ffff) as u32;
         let task = &mut self.tasks[t];

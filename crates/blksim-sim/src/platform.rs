@@ -217,9 +217,17 @@ impl Platform {
             }
         }
         if pl.irq_cpu >= pl.nr_cpus {
+            // Name where each of the two was set (`--set`, a profile line, or the default).
+            let at = |k: &str| match p.values.get(k) {
+                Some(v) => v.origin.clone(),
+                None => "default".to_string(),
+            };
             return Err(format!(
-                "{}: platform.irq_cpu={} is not one of the {} CPUs",
-                p.file, pl.irq_cpu, pl.nr_cpus
+                "{}: platform.irq_cpu={} is not one of the {} CPUs (platform.nr_cpus: {})",
+                at("platform.irq_cpu"),
+                pl.irq_cpu,
+                pl.nr_cpus,
+                at("platform.nr_cpus")
             ));
         }
         Ok(pl)
@@ -256,5 +264,32 @@ mod tests {
         let mut p = Profile::parse("driver = \"null_blk\"\n", "x.toml").unwrap();
         p.set("platform.syscall_ns=2us").unwrap();
         assert_eq!(Platform::from_profile(&p).unwrap().syscall_ns, 2000);
+    }
+
+    /// An IRQ CPU beyond the CPUs names where each of the two values came from, not only the
+    /// profile file (found by `blksim fuzz`: `--set=platform.irq_cpu=1234` on null_blk was
+    /// reported at `profiles/null_blk.toml`).
+    #[test]
+    fn irq_cpu_beyond_the_cpus_names_both_origins() {
+        let text = "driver = \"null_blk\"\n[platform]\nnr_cpus = 2\n";
+        let mut p = Profile::parse(text, "x.toml").unwrap();
+        p.set("platform.irq_cpu=1234").unwrap();
+        let e = Platform::from_profile(&p).unwrap_err();
+        assert_eq!(
+            e,
+            "--set=platform.irq_cpu=1234: platform.irq_cpu=1234 is not one of the 2 CPUs (platform.nr_cpus: x.toml:3)"
+        );
+        let mut p =
+            Profile::parse("driver = \"null_blk\"\n[platform]\nirq_cpu = 3\n", "y.toml").unwrap();
+        p.set("platform.nr_cpus=2").unwrap();
+        let e = Platform::from_profile(&p).unwrap_err();
+        assert_eq!(
+            e,
+            "y.toml:3: platform.irq_cpu=3 is not one of the 2 CPUs (platform.nr_cpus: --set=platform.nr_cpus=2)"
+        );
+        let p =
+            Profile::parse("driver = \"null_blk\"\n[platform]\nirq_cpu = 2\n", "z.toml").unwrap();
+        let e = Platform::from_profile(&p).unwrap_err();
+        assert!(e.ends_with("(platform.nr_cpus: default)"), "{e}");
     }
 }

@@ -20,6 +20,9 @@ pub struct RunOptions {
     pub seed: u64,
     pub blktrace: Option<PathBuf>,
     pub max_events: Option<u64>,
+    /// Test only (`blksim run --debug-drop-completion=N`): lose the N-th bio completion, a
+    /// bug injected so the fuzzer's test can see it caught; 0 = off.
+    pub debug_drop_completion: u64,
 }
 
 impl Default for RunOptions {
@@ -28,6 +31,7 @@ impl Default for RunOptions {
             seed: DEFAULT_SEED,
             blktrace: None,
             max_events: None,
+            debug_drop_completion: 0,
         }
     }
 }
@@ -311,6 +315,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     if let Some(m) = opts.max_events {
         sim.set_max_events(m);
     }
+    sim.set_debug_drop_completion(opts.debug_drop_completion);
     sim.run()
 }
 
@@ -487,6 +492,10 @@ fn blksim_json(profile: &Profile, opts: &RunOptions, out: &SimOutput) -> JsonVal
     o.push("sim_time_ns", JsonValue::UInt(out.end_ns));
     o.push("events", JsonValue::UInt(out.events));
     o.push("event_digest", JsonValue::Str(out.digest.clone()));
+    let mut bios = JsonValue::object();
+    bios.push("submitted", JsonValue::UInt(out.bios_submitted));
+    bios.push("completed", JsonValue::UInt(out.bios_completed));
+    o.push("bios", bios);
     let b = &out.blk;
     let mut blk = JsonValue::object();
     blk.push("requests_completed", JsonValue::UInt(b.ios[0] + b.ios[1]));

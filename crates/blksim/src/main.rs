@@ -4,6 +4,8 @@
 //! (blksim-job), a device profile (blksim-sim::profile), a run (blksim-sim), fio's report
 //! out (blksim-report).
 
+mod fuzz;
+
 use blksim_sim::profile::{Profile, BUNDLED, DEFAULT_DEVICE};
 use blksim_sim::setup::{self, RunOptions, WallClock};
 use std::io::Write;
@@ -15,6 +17,7 @@ usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim devices
        blksim params
        blksim bench [--ios=N] [--runs=N]
+       blksim fuzz [--seconds=N] [--seed=N] [--cases=N] [...]
        blksim --cmdhelp[=OPTION]
 
 Runs fio jobs against a simulated block device in virtual time and prints fio's report.
@@ -59,12 +62,22 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
         "devices" => devices().map(|()| ExitCode::SUCCESS),
         "params" => params().map(|()| ExitCode::SUCCESS),
         "bench" => bench(&args[1..]).map(|()| ExitCode::SUCCESS),
+        "fuzz" => {
+            if args[1..].iter().any(|a| a == "--help" || a == "-h") {
+                return write_stdout(fuzz::USAGE.as_bytes()).map(|()| ExitCode::SUCCESS);
+            }
+            if fuzz::main(&args[1..])? {
+                Ok(ExitCode::SUCCESS)
+            } else {
+                Err("fuzz: some cases failed (repro commands above)".into())
+            }
+        }
         "-h" | "--help" | "help" => {
-            print!("{USAGE}");
+            print!("{USAGE}\n{}", fuzz::USAGE);
             Ok(ExitCode::SUCCESS)
         }
         other => Err(format!(
-            "unknown command '{other}' (expected run, devices, bench; see --help)"
+            "unknown command '{other}' (expected run, devices, params, bench, fuzz; see --help)"
         )),
     }
 }
@@ -247,6 +260,14 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
                     parse_u64(&v)
                         .ok_or_else(|| format!("--max-events={v}: expected a whole number"))?,
                 );
+            }
+            // Test only, not in the usage text: lose the N-th bio completion, a bug injected
+            // so that `blksim fuzz`'s own test sees the simulator report it.
+            "--debug-drop-completion" => {
+                let v = take("--debug-drop-completion")?;
+                cli.opts.debug_drop_completion = parse_u64(&v).ok_or_else(|| {
+                    format!("--debug-drop-completion={v}: expected a whole number")
+                })?;
             }
             _ => rest.push(a.clone()),
         }

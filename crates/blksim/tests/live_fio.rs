@@ -18,6 +18,10 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// The key-path extraction `blksim fuzz` uses too: one meaning of "fio's key set".
+#[path = "../src/fuzz/keys.rs"]
+mod keys;
+
 const INSTALL: &str = "scripts/test.sh installs it (Debian package `fio`: apt-get update && \
                        apt-get install -y fio)";
 
@@ -139,30 +143,6 @@ fn fio_parses_every_corpus_file() {
     }
 }
 
-fn keys(v: &Value, prefix: &str, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                // Percentile and bin keys are values, not names.
-                let k2 = if k.parse::<f64>().is_ok() {
-                    "<n>".to_string()
-                } else {
-                    k.clone()
-                };
-                let p = format!("{prefix}/{k2}");
-                out.push(p.clone());
-                keys(x, &p, out);
-            }
-        }
-        Value::Array(a) => {
-            for x in a {
-                keys(x, &format!("{prefix}[]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// blksim's JSON and json+ have exactly fio's key names for the same job, except blksim's one
 /// extra top-level key `blksim` and `disk_util` (fio has no disk to report on the null engine).
 #[test]
@@ -171,8 +151,8 @@ fn json_and_json_plus_keys_match_fio() {
         let ours = blksim_json("null-randread.fio", format);
         let theirs = fio_json("null-randread.fio", format);
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        keys(&ours, "", &mut a);
-        keys(&theirs, "", &mut b);
+        keys::key_paths(&ours, "", &mut a);
+        keys::key_paths(&theirs, "", &mut b);
         a.retain(|k| !k.starts_with("/blksim") && !k.starts_with("/disk_util"));
         b.retain(|k| !k.starts_with("/disk_util"));
         a.sort();
