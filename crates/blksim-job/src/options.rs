@@ -263,7 +263,7 @@ pub static OPTIONS: &[OptionDesc] = &[
       "Set block size range (in more detail than bs)", set_bsrange),
     m("bssplit", &[], T::Str, "", C::BlockSize,
       "Set a specific mix of block sizes (bs/pct:bs/pct..., per direction)", set_bssplit),
-    m("blockalign", &["ba"], T::Size, "", C::BlockSize, "IO block offset alignment", set_blockalign),
+    m("ba", &["blockalign"], T::Size, "", C::BlockSize, "IO block offset alignment", set_blockalign),
     m("bs_unaligned", &["blocksize_unaligned"], T::Flag, "", C::BlockSize,
       "Don't sector align IO buffer sizes", set_bs_unaligned),
     // ---- size and region -----------------------------------------------------------------
@@ -287,7 +287,7 @@ pub static OPTIONS: &[OptionDesc] = &[
         ("null", "Testing engine (no I/O or transfer)"),
     ]),
     m("iodepth", &[], T::Int, "1", C::Engine, "Number of IO buffers to keep in flight", set_iodepth),
-    m("iodepth_batch_submit", &["iodepth_batch"], T::Int, "1", C::Engine,
+    m("iodepth_batch", &["iodepth_batch_submit"], T::Int, "1", C::Engine,
       "Number of IO buffers to submit in one go (0 = iodepth)", set_iodepth_batch_submit),
     m("iodepth_batch_complete_min", &["iodepth_batch_complete"], T::Int, "1", C::Engine,
       "Min number of IO buffers to retrieve in one go", set_iodepth_batch_complete_min),

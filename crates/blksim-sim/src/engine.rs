@@ -144,7 +144,18 @@ struct Task {
     fdatasync_blocks: u32,
     writes_issued: u64,
     last_was_sync: bool,
-    job_writes: bool,
+    /// `get_rw_ddir` may turn an io_u into a sync: the job writes (`td_write`), and its
+    /// direction is not trimwrite's, whose `set_rw_ddir` overrides the sync with the trim or
+    /// write of the block (so fio's trimwrite jobs never sync between I/Os).
+    rw_syncs: bool,
+    /// Syncs issued and not yet reaped, which fio's `exceeds_number_ios` counts with the
+    /// I/Os queued and in flight (`io_u_queued + io_u_in_flight`).
+    syncs_out: u64,
+    /// The I/O phase stopped at `number_ios` only because syncs in flight were counted: fio's
+    /// `keep_running` then finds fewer I/Os done than asked and starts another `do_io` pass,
+    /// which (`last_was_sync` cleared by `clear_io_state`) begins with a sync and, having
+    /// moved no bytes, ends the job.
+    number_ios_by_syncs: bool,
     /// `sync=1`: writes are FUA (and flushed after, on a synchronous engine).
     sync_io: bool,
     /// io_uring queues fsync as an asynchronous request (`IORING_OP_FSYNC`); the other
@@ -166,6 +177,10 @@ struct Task {
     number_ios: u64,
     issued: u64,
     null_engine: bool,
+    /// fio's null engine at `iodepth` > 1 queues io_us (syncs too) until a commit completes
+    /// them all, and answers FIO_Q_BUSY while those completions are unreaped (`null_queue`);
+    /// at `iodepth=1` it is a synchronous engine (`null_init` sets FIO_SYNCIO).
+    null_queued: bool,
     /// sync/psync/...: one I/O per syscall, issue time stamped before the call.
     is_sync_engine: bool,
     /// The task is inside a syscall that yielded the CPU model's clock (see
@@ -365,7 +380,8 @@ impl Sim {
             };
             let complete_min = spec.iodepth_batch_complete_min.min(depth);
             let iodepth_low = spec.iodepth_low.unwrap_or(depth).min(depth);
-            let is_sync_engine = spec.ioengine.is_sync();
+            // fio's null engine is FIO_SYNCIO at iodepth=1 (`null_init`): no slat either.
+            let is_sync_engine = spec.ioengine.is_sync() || (null_engine && spec.iodepth <= 1);
             let opts = StatsOptions {
                 percentile_list: spec.percentile_list.clone(),
                 clat_percentiles: spec.clat_percentiles,
@@ -421,13 +437,17 @@ impl Sim {
                 fdatasync_blocks: spec.fdatasync,
                 writes_issued: 0,
                 last_was_sync: false,
-                job_writes: !matches!(
+                rw_syncs: !matches!(
                     spec.rw,
                     blksim_job::RwPattern::Read
                         | blksim_job::RwPattern::RandRead
                         | blksim_job::RwPattern::Trim
                         | blksim_job::RwPattern::RandTrim
+                        | blksim_job::RwPattern::TrimWrite
+                        | blksim_job::RwPattern::RandTrimWrite
                 ),
+                syncs_out: 0,
+                number_ios_by_syncs: false,
                 sync_io: spec.sync_io,
                 async_fsync: spec.ioengine.name() == "io_uring",
                 end_fsync: spec.end_fsync,
@@ -446,6 +466,7 @@ impl Sim {
                 number_ios: spec.number_ios,
                 issued: 0,
                 null_engine,
+                null_queued: null_engine && spec.iodepth > 1,
                 is_sync_engine,
                 submit_yield: false,
                 verify_gen,
@@ -987,10 +1008,34 @@ impl Sim {
                 if task.in_flight > 0 {
                     return;
                 }
-                if task.end_fsync && task.wrote && !task.end_fsync_done && task.error == 0 {
+                // `should_fsync(td) && end_fsync`: not right after a sync.
+                if task.end_fsync
+                    && task.wrote
+                    && !task.end_fsync_done
+                    && !task.last_was_sync
+                    && task.error == 0
+                {
                     task.end_fsync_done = true;
                     self.issue_sync(t, now, SyncKind::EndFsync);
                     continue;
+                }
+                if task.number_ios_by_syncs && task.error == 0 && !task.in_verify {
+                    task.number_ios_by_syncs = false;
+                    let due = |blocks: u32| {
+                        blocks > 0
+                            && task.writes_issued > 0
+                            && task.writes_issued.is_multiple_of(blocks as u64)
+                    };
+                    if task.rw_syncs && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
+                        let kind = SyncKind::from(!due(task.fsync_blocks));
+                        task.last_was_sync = false;
+                        if task.null_queued {
+                            self.queue_null_sync(t, now, kind);
+                        } else {
+                            self.issue_sync(t, now, kind);
+                        }
+                        continue;
+                    }
                 }
                 if task.error == 0
                     && crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen)
@@ -1020,7 +1065,8 @@ impl Sim {
                 }
                 return;
             }
-            if task.number_ios > 0 && task.issued >= task.number_ios {
+            if task.number_ios > 0 && task.issued + task.syncs_out >= task.number_ios {
+                task.number_ios_by_syncs = task.issued < task.number_ios;
                 task.gen_done = true;
                 continue;
             }
@@ -1044,10 +1090,17 @@ impl Sim {
                     && task.writes_issued > 0
                     && task.writes_issued.is_multiple_of(blocks as u64)
             };
-            let should_fsync = task.job_writes && !task.last_was_sync;
+            // The verify phase takes its io_us from the verify list (`do_verify`), never
+            // from `get_rw_ddir`: no syncs there.
+            let should_fsync = task.rw_syncs && !task.last_was_sync && !task.in_verify;
             if should_fsync && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
                 let datasync = !due(task.fsync_blocks);
                 task.held = Some(io);
+                if task.null_queued {
+                    self.null_busy_reap(t, now);
+                    self.queue_null_sync(t, now, SyncKind::from(datasync));
+                    continue;
+                }
                 if !task.pending.is_empty() {
                     self.commit(t, now);
                 }
@@ -1089,6 +1142,10 @@ impl Sim {
                 task.rate_issued_ios[d] += 1;
                 task.rate_issued_bytes[d] += io.len;
             }
+            if task.null_queued && !task.completed.is_empty() {
+                self.null_busy_reap(t, now);
+            }
+            let task = &mut self.tasks[t];
             let id = task.ious.insert(IoUnit {
                 ddir: io.ddir,
                 offset: io.offset,
@@ -1332,6 +1389,9 @@ impl Sim {
             dsync_flush: false,
             error: false,
         });
+        if kind != SyncKind::EndFsync {
+            task.syncs_out += 1;
+        }
         task.sync_in_flight = !task.async_fsync;
         task.in_flight += 1;
         if task.null_engine {
@@ -1416,6 +1476,9 @@ impl Sim {
             let io = task.ious.remove(id);
             task.sync_in_flight = false;
             task.in_flight -= 1;
+            if !io.end_fsync {
+                task.syncs_out -= 1;
+            }
             if io.error {
                 self.io_error(t, &io);
             } else {
@@ -1443,40 +1506,86 @@ impl Sim {
             } else {
                 avail
             };
-            let mut failed: Vec<IoUnit> = Vec::new();
-            for i in 0..n {
-                let id = task.completed[i];
-                let io = task.ious.remove(id);
-                if io.sync && !io.error {
-                    if !io.end_fsync {
-                        task.stats
-                            .record_sync(now, now.saturating_sub(io.start), !io.datasync);
-                    }
-                    task.last_was_sync = true;
-                    task.sync_in_flight = false;
-                } else if io.error {
-                    if io.sync {
-                        task.sync_in_flight = false;
-                    }
-                    failed.push(io);
-                } else {
-                    let slat = io.issue.saturating_sub(io.start);
-                    let clat = now.saturating_sub(io.issue);
-                    task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
-                    task.last_was_sync = false;
-                }
-            }
-            task.completed.drain(..n);
-            task.stats.record_complete(n as u32);
-            task.in_flight -= n as u32;
-            for io in &failed {
-                self.io_error(t, io);
-            }
+            self.reap_n(t, now, n);
             let task = &mut self.tasks[t];
             if task.waiting_full && (task.in_flight <= task.iodepth_low || task.in_flight == 0) {
                 task.waiting_full = false;
             }
             self.pump(t, now);
+        }
+    }
+
+    /// `io_u_queued_complete` for the first `n` completions: account each (`io_completed`:
+    /// a sync sets `last_was_sync`, any other io_u clears it) and end the failed ones.
+    fn reap_n(&mut self, t: usize, now: Ns, n: usize) {
+        let task = &mut self.tasks[t];
+        let mut failed: Vec<IoUnit> = Vec::new();
+        for i in 0..n {
+            let id = task.completed[i];
+            let io = task.ious.remove(id);
+            if io.sync && !io.end_fsync {
+                task.syncs_out -= 1;
+            }
+            if io.sync && !io.error {
+                if !io.end_fsync {
+                    task.stats
+                        .record_sync(now, now.saturating_sub(io.start), !io.datasync);
+                }
+                task.last_was_sync = true;
+                task.sync_in_flight = false;
+            } else if io.error {
+                if io.sync {
+                    task.sync_in_flight = false;
+                }
+                failed.push(io);
+            } else {
+                let slat = io.issue.saturating_sub(io.start);
+                let clat = now.saturating_sub(io.issue);
+                task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+                task.last_was_sync = false;
+            }
+        }
+        task.completed.drain(..n);
+        task.stats.record_complete(n as u32);
+        task.in_flight -= n as u32;
+        for io in &failed {
+            self.io_error(t, io);
+        }
+    }
+
+    /// fio's null engine at `iodepth` > 1 answers FIO_Q_BUSY while a committed batch is
+    /// unreaped (`null_queue`); `do_io` then commits and waits for completions, and the
+    /// null engine's getevents returns them all (`null_getevents`). The io_u fio had chosen
+    /// (its direction, or a sync, decided before the attempt) is queued after.
+    fn null_busy_reap(&mut self, t: usize, now: Ns) {
+        let n = self.tasks[t].completed.len();
+        if n > 0 {
+            self.reap_n(t, now, n);
+        }
+    }
+
+    /// A sync on fio's queued null engine is an io_u like any other: queued, completed by
+    /// the commit, and counted as a sync when reaped.
+    fn queue_null_sync(&mut self, t: usize, now: Ns, kind: SyncKind) {
+        let task = &mut self.tasks[t];
+        let id = task.ious.insert(IoUnit {
+            ddir: Ddir::Write,
+            offset: 0,
+            len: 0,
+            start: now,
+            issue: now,
+            parts_left: 1,
+            sync: true,
+            end_fsync: false,
+            datasync: kind == SyncKind::Fdatasync,
+            dsync_flush: false,
+            error: false,
+        });
+        task.syncs_out += 1;
+        task.pending.push(id);
+        let full = task.in_flight + task.pending.len() as u32 >= task.depth;
+        if task.pending.len() as u32 >= task.batch_submit || full {
+            self.commit(t, now);
         }
     }
 

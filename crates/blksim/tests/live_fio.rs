@@ -197,6 +197,7 @@ fn null_engine_jobs_and_counts_match_fio() {
         "syntax-sizes-kb-base.fio",
         "random-distributions.fio",
         "rw-modes.fio",
+        "null-syncs.fio",
     ] {
         let ours = blksim_json(rel, "json");
         let theirs = fio_json(rel, "json");
@@ -240,6 +241,16 @@ fn null_engine_jobs_and_counts_match_fio() {
                         assert_eq!(count(x, d, k), count(y, d, k), "{at}: {d} {k}");
                     }
                 }
+                assert_eq!(
+                    count(x, "sync", "total_ios"),
+                    count(y, "sync", "total_ios"),
+                    "{at}: syncs"
+                );
+            }
+            // Synchronous engines (the null engine at iodepth=1 too) record no slat.
+            for d in DDIRS {
+                let slat = |j: &Value| u(&j[d]["slat_ns"]["N"]) > 0;
+                assert_eq!(slat(x), slat(y), "{at}: {d} slat recorded");
             }
             compared += 1;
         }

@@ -610,7 +610,7 @@ fn draw_option_value(r: &mut Rng, o: &OptionDesc, cx: &JobCtx) -> Option<Option<
                 s(pct(r).to_string())
             }
         }
-        "blockalign" => s(pick(r, &[512, 4096, cx.min_bs, cx.max_bs]).to_string()),
+        "ba" => s(pick(r, &[512, 4096, cx.min_bs, cx.max_bs]).to_string()),
         "io_size" => s((cx.size / 2 * (1 + r.below(4))).max(cx.min_bs).to_string()),
         "offset" => match r.below(10) {
             0..=3 => s("0".into()),
@@ -627,7 +627,7 @@ fn draw_option_value(r: &mut Rng, o: &OptionDesc, cx: &JobCtx) -> Option<Option<
         "nrfiles" => s((1 + r.below(4)).to_string()),
         "filesize" => s((cx.size / (1 + r.below(2))).max(cx.max_bs).to_string()),
         "ioscheduler" => s(cx.scheduler.clone()),
-        "iodepth_batch_submit"
+        "iodepth_batch"
         | "iodepth_batch_complete_min"
         | "iodepth_batch_complete_max"
         | "iodepth_low" => s(match r.below(10) {
