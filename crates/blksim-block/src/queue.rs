@@ -31,6 +31,14 @@ pub const BLK_MQ_BUDGET_DELAY: Ns = 3 * NSEC_PER_MSEC;
 const SBQ_WAIT_QUEUES: u32 = 8;
 const SBQ_WAKE_BATCH: u32 = 8;
 
+/// `sbq_calc_wake_batch`: waiters are woken `wake_batch` at a time, `wake_batch` small enough
+/// that the tags a shallow allocation may hold (`min_shallow_depth`, over the whole map as
+/// `sbitmap_get_shallow` counts it) can wake every wait queue. None: no shallow users.
+pub fn sbq_calc_wake_batch(depth: u32, min_shallow_depth: Option<u32>) -> u32 {
+    let d = depth.min(min_shallow_depth.unwrap_or(u32::MAX));
+    (d / SBQ_WAIT_QUEUES).clamp(1, SBQ_WAKE_BATCH)
+}
+
 /// blktrace-like record of a block-layer event, for the trace writer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlkTraceRec {
@@ -257,10 +265,10 @@ impl RequestQueue {
         } else {
             Vec::new()
         };
-        let wake_batch = |d: u32| (d / SBQ_WAIT_QUEUES).clamp(1, SBQ_WAKE_BATCH);
+        let min_shallow = elevator.as_ref().and_then(|e| e.min_shallow_depth());
         RequestQueue {
-            wake_batch_sched: wake_batch(lim.nr_requests.max(1)),
-            wake_batch_driver: wake_batch(queue_depth),
+            wake_batch_sched: sbq_calc_wake_batch(lim.nr_requests.max(1), min_shallow),
+            wake_batch_driver: sbq_calc_wake_batch(queue_depth, None),
             lim,
             pool: RqPool::new(),
             elevator,
