@@ -224,6 +224,10 @@ pub struct RequestQueue {
     /// `bfq_finish_requeue_request`; mq-deadline once per list in `dd_insert_requests` and
     /// not at all at completion (`dd_finish_request` is an atomic increment).
     elv_lock_per_rq: bool,
+    /// Scratch of [`Self::dispatch_rq_list`]: per-hctx groups, hctx → group slot, leftovers.
+    list_groups: Vec<ListGroup>,
+    hctx_group: Vec<u32>,
+    list_left: Vec<RqId>,
 }
 
 /// Where a bio's request should go.
@@ -295,6 +299,9 @@ impl RequestQueue {
             total_in_flight: 0,
             cpu: crate::cpu::CpuModel::default(),
             elv_lock_per_rq: false,
+            list_groups: Vec::new(),
+            hctx_group: vec![0; nr_hw],
+            list_left: Vec::new(),
         }
     }
 
@@ -1600,6 +1607,18 @@ impl RequestQueue {
     }
 
     /// `blk_mq_dispatch_rq_list`. Consumes `list`; leftovers go to `hctx->dispatch`.
+    ///
+    /// A list pulled from an elevator that is shared by the hardware queues (mq-deadline,
+    /// bfq, eraseblock, and kyber whose state blksim keeps shared) holds requests of other
+    /// hctxs than the one running (`multi_hctxs` in `__blk_mq_do_dispatch_sched`). The
+    /// kernel then dispatches each hctx's requests as its own list
+    /// (`blk_mq_dispatch_hctx_list` → `blk_mq_dispatch_rq_list(rq->mq_hctx, ...)`): a
+    /// request's driver tag, its `SCHED_RESTART` mark, its leftovers on `hctx->dispatch` and
+    /// the queue re-run are those of the request's own hctx, since only a completion on that
+    /// hctx frees one of its tags and restarts it (`blk_mq_sched_restart`). One hctx running
+    /// out of tags or hitting BLK_STS_RESOURCE stops that hctx's requests only.
+    /// Departure: the requests are issued in the elevator's order, not grouped by hctx
+    /// (`list_sort(sched_rq_cmp)`); `hctx` is the running queue, used for a parked context.
     fn dispatch_rq_list(
         &mut self,
         hctx: u16,
@@ -1609,76 +1628,166 @@ impl RequestQueue {
         now: &mut Ns,
         out: &mut BlkOut,
     ) -> ListResult {
-        let h = hctx as usize;
-        let mut i = 0;
-        let mut needs_resource = false;
-        let mut last_status = BlkStatus::Ok;
-        let mut queued = 0;
         let n = list.len();
+        let mut groups = std::mem::take(&mut self.list_groups);
+        groups.clear();
+        // One group per hctx in the list, in order of first appearance, with the index of
+        // its last request (`bd.last` is per hctx list).
+        for (i, &rq) in list.iter().enumerate() {
+            let g = self.list_group(&mut groups, self.pool.get(rq).hctx);
+            groups[g].last = i;
+        }
+        let mut left = std::mem::take(&mut self.list_left);
+        left.clear();
+        let mut i = 0;
         while i < n {
             let rq = list[i];
+            let rq_hctx = self.pool.get(rq).hctx;
+            let g = self.list_group(&mut groups, rq_hctx);
+            if groups[g].stopped {
+                left.push(rq);
+                i += 1;
+                continue;
+            }
             if !self.get_driver_tag(rq, cpu) {
                 // `blk_mq_mark_tag_wait` for unshared tags: mark restart, retry once.
-                self.hctxs[h].sched_restart = true;
+                self.hctxs[rq_hctx as usize].sched_restart = true;
                 if !self.get_driver_tag(rq, cpu) {
-                    break;
+                    groups[g].stopped = true;
+                    left.push(rq);
+                    i += 1;
+                    continue;
                 }
             }
             let id = self.new_run_id();
-            let st = self.queue_rq(rq, i + 1 == n, CallCtx { id, cpu }, drv, now, out);
-            last_status = st;
+            let last = groups[g].last == i;
+            let st = self.queue_rq(rq, last, CallCtx { id, cpu }, drv, now, out);
+            groups[g].last_status = st;
             match st {
-                BlkStatus::Ok => queued += 1,
+                BlkStatus::Ok => groups[g].queued += 1,
                 BlkStatus::Blocked => {
                     // The dispatching context sleeps in the driver; it resumes with the rest
-                    // of its list when the driver wakes it.
-                    let rest: Vec<RqId> = list[i + 1..].to_vec();
+                    // of its list when the driver wakes it. Requests of hctxs already
+                    // stopped stay behind on their dispatch lists.
+                    let mut rest: Vec<RqId> = Vec::new();
+                    for &r in &list[i + 1..] {
+                        let rg = self.list_group(&mut groups, self.pool.get(r).hctx);
+                        if groups[rg].stopped {
+                            left.push(r);
+                        } else {
+                            rest.push(r);
+                        }
+                    }
+                    groups[g].queued += 1;
+                    self.finish_rq_list(&groups, &left, true, cpu, drv, now, out);
                     self.park_run(id, hctx, cpu, rest);
+                    self.list_groups = groups;
+                    self.list_left = left;
+                    list.clear();
                     return ListResult::Suspended;
                 }
                 BlkStatus::Resource | BlkStatus::DevResource => {
                     if st == BlkStatus::Resource {
-                        needs_resource = true;
+                        groups[g].needs_resource = true;
                     }
                     // `blk_mq_handle_dev_resource`: release the driver tag when an elevator
                     // owns the request (`__blk_mq_requeue_request` → put driver tag).
                     if self.elevator.is_some() {
                         self.put_driver_tag(rq, now, out);
                     }
-                    break;
+                    groups[g].stopped = true;
+                    left.push(rq);
                 }
                 BlkStatus::IoErr => {
                     self.end_request(rq, BlkStatus::IoErr, drv, now, out);
-                    queued += 1;
+                    groups[g].queued += 1;
                 }
             }
             i += 1;
         }
-        if i < n || (last_status != BlkStatus::Ok && queued > 0) {
-            drv.commit_rqs(hctx, *now, &mut out.drv);
+        let all_sent = self.finish_rq_list(&groups, &left, false, cpu, drv, now, out);
+        self.list_groups = groups;
+        self.list_left = left;
+        list.clear();
+        if all_sent {
+            ListResult::AllSent
+        } else {
+            ListResult::NotAll
         }
-        if i < n {
+    }
+
+    /// Index of `hctx`'s group in `groups`, added if missing (`hctx_group` maps an hctx to
+    /// its slot; a slot is valid only if it names the same hctx).
+    fn list_group(&mut self, groups: &mut Vec<ListGroup>, hctx: u16) -> usize {
+        let h = hctx as usize;
+        let g = self.hctx_group[h] as usize;
+        if g < groups.len() && groups[g].hctx == hctx {
+            return g;
+        }
+        self.hctx_group[h] = groups.len() as u32;
+        groups.push(ListGroup {
+            hctx,
+            last: 0,
+            queued: 0,
+            last_status: BlkStatus::Ok,
+            stopped: false,
+            needs_resource: false,
+        });
+        groups.len() - 1
+    }
+
+    /// The end of `blk_mq_dispatch_rq_list` for each hctx of the list: `commit_rqs`, the
+    /// leftovers spliced onto `hctx->dispatch`, the re-run, the `dispatch_busy` EWMA.
+    /// Returns whether some hctx sent its whole list (`dispatched |= ...`). With
+    /// `stopped_only` (the context is parking in the driver with the rest of its list), only
+    /// the hctxs that have leftovers are finished.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_rq_list(
+        &mut self,
+        groups: &[ListGroup],
+        left: &[RqId],
+        stopped_only: bool,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) -> bool {
+        let mut any_sent = false;
+        for g in groups {
+            let hctx = g.hctx;
+            let h = hctx as usize;
+            // A stopped hctx has leftovers: at least the request that stopped it.
+            let has_left = g.stopped;
+            if stopped_only && !has_left {
+                continue;
+            }
+            if has_left || (g.last_status != BlkStatus::Ok && g.queued > 0) {
+                drv.commit_rqs(hctx, *now, &mut out.drv);
+            }
+            if !has_left {
+                self.update_dispatch_busy(h, false);
+                any_sent = true;
+                continue;
+            }
             if self.cpu.on {
                 // Leftovers are spliced onto hctx->dispatch under `hctx->lock`.
                 self.cpu.hctx_hold(hctx, cpu, now, 0);
             }
-            for &rq in &list[i..] {
-                self.pool.get_mut(rq).state = RqState::OnDispatchList;
-                self.hctxs[h].dispatch.push_back(rq);
+            for &rq in left {
+                if self.pool.get(rq).hctx == hctx {
+                    self.pool.get_mut(rq).state = RqState::OnDispatchList;
+                    self.hctxs[h].dispatch.push_back(rq);
+                }
             }
             let needs_restart = self.hctxs[h].sched_restart;
             if !needs_restart {
                 self.delay_run_hw_queue(hctx, 0, now, out);
-            } else if needs_resource {
+            } else if g.needs_resource {
                 self.delay_run_hw_queue(hctx, BLK_MQ_RESOURCE_DELAY, now, out);
             }
             self.update_dispatch_busy(h, true);
-            list.clear();
-            return ListResult::NotAll;
         }
-        self.update_dispatch_busy(h, false);
-        list.clear();
-        ListResult::AllSent
+        any_sent
     }
 
     /// `blk_mq_update_dispatch_busy`: EWMA with weight 8, factor 4.
@@ -1974,6 +2083,19 @@ impl RequestQueue {
                 .chain(self.driver_waitq.iter())
                 .all(|w| w.waiters.is_empty())
     }
+}
+
+/// One hardware queue's share of a dispatch list (see [`RequestQueue::dispatch_rq_list`]).
+#[derive(Clone, Copy, Debug)]
+struct ListGroup {
+    hctx: u16,
+    /// Index in the list of this hctx's last request.
+    last: usize,
+    queued: u32,
+    last_status: BlkStatus,
+    /// Out of driver tags or resources: its remaining requests are leftovers.
+    stopped: bool,
+    needs_resource: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -221,3 +221,29 @@ fn async_writers_throttled_to_one_tag_are_woken() {
         assert!(w[1] >= w[0] + 100 * US, "{done:?}");
     }
 }
+
+/// Two hardware queues of one driver tag each under a shared elevator: hctx 0's run pulls a
+/// request of hctx 1 while hctx 1's only tag is busy. The request must wait on hctx 1's
+/// dispatch list with hctx 1 marked for restart, so that the completion freeing hctx 1's
+/// tag runs it; parked on hctx 0 (whose request completes first and which then idles), it
+/// was never dispatched.
+#[test]
+fn a_request_of_another_hctx_restarts_with_its_own_hctx() {
+    let mut drv = FakeDrv {
+        nr_hw: 2,
+        depth: 1,
+        read_lat: 10 * US,
+        write_lat: 100 * US,
+    };
+    let plan = [
+        // B1 takes hctx 1's tag until 100 us.
+        (0, 1, 1, Op::Write, 0),
+        // A1 (hctx 0) is queued before B2 (hctx 1): hctx 0's run pulls both.
+        (US, 0, 0, Op::Read, 64),
+        (US, 1, 1, Op::Write, 128),
+    ];
+    let done = run(&mut drv, None, &plan);
+    assert_eq!(done[0], 100 * US);
+    assert_eq!(done[1], 11 * US);
+    assert_eq!(done[2], 200 * US);
+}

@@ -69,3 +69,84 @@ fn mq_deadline_async_depth_one_wakes_writers() {
         }
     }
 }
+
+/// Several hardware queues of one driver tag each under an elevator shared by them: a
+/// request pulled by another hctx's run waits on its own hctx's dispatch list and restarts
+/// with it (`blk_mq_dispatch_hctx_list`).
+#[test]
+fn one_tag_hctxs_under_a_shared_elevator_lose_nothing() {
+    let d = dir("one-tag");
+    let a = job(
+        &d,
+        "F4a.fio",
+        &[
+            "[job0]",
+            "bs=524288",
+            "numjobs=3",
+            "size=1m",
+            "[job1]",
+            "rw=randrw",
+            "ioengine=io_uring",
+            "iodepth=3",
+            "bs=65536",
+            "size=416k",
+        ],
+    );
+    let b = job(
+        &d,
+        "F4b.fio",
+        &["[job1]", "rw=trimwrite", "numjobs=3", "size=63k"],
+    );
+    for sched in ["mq-deadline", "kyber", "bfq", "eraseblock"] {
+        let s = format!("--set=queue.scheduler={sched}");
+        for seed in ["--seed=1", "--seed=2"] {
+            for f in [&a, &b] {
+                run_ok(&[
+                    "run",
+                    f,
+                    "--device=null_blk-server",
+                    &s,
+                    "--set=hw_queue_depth=1",
+                    seed,
+                ]);
+            }
+        }
+    }
+}
+
+/// bfq on two hardware queues with 1 KiB requests: the reads fill hctx 0's tags and the
+/// trim job's run on hctx 1 pulls a read. It used to wait on hctx 1's dispatch list, which
+/// nothing ran again, while bfq waited for that read: hctx 0 re-ran every 3 ms forever.
+#[test]
+fn bfq_on_two_hctxs_with_small_requests_finishes() {
+    let d = dir("bfq-two");
+    let f = job(
+        &d,
+        "F6.fio",
+        &[
+            "[job0]",
+            "ioengine=io_uring",
+            "iodepth=2",
+            "bs=64k",
+            "size=76k",
+            "[job2]",
+            "rw=trim",
+            "size=76k",
+        ],
+    );
+    for seed in ["--seed=60", "--seed=61"] {
+        let v = run_ok(&[
+            "run",
+            &f,
+            "--device=null_blk",
+            "--set=queue.scheduler=bfq",
+            "--set=submit_queues=2",
+            "--set=max_sectors=2",
+            seed,
+            "--max-events=200000",
+        ]);
+        // 2 × 76 KiB in 1 KiB requests; nothing near the event bound.
+        let events = v["blksim"]["events"].as_u64().unwrap();
+        assert!(events < 20_000, "{seed}: {events} events");
+    }
+}
