@@ -552,6 +552,11 @@ impl RequestQueue {
             if self.task_wait_bio.len() <= t {
                 self.task_wait_bio.resize(t + 1, None);
             }
+            // A task asleep in `blk_mq_get_tag` submits nothing until it is woken.
+            assert!(
+                self.task_wait_bio[t].is_none(),
+                "task {task} submitted a bio while asleep on a tag"
+            );
             self.task_wait_bio[t] = Some(bio_id);
             self.flush_plug(task, true, drv, now, out);
             // Before sleeping the kernel runs the queue once (`blk_mq_get_tag`).

@@ -150,3 +150,43 @@ fn bfq_on_two_hctxs_with_small_requests_finishes() {
         assert!(events < 20_000, "{seed}: {events} events");
     }
 }
+
+/// An fdatasync due right after a commit whose submission slept on a scheduler tag: fio
+/// issues the sync when io_submit returns. It was issued while the task still slept, a
+/// second bio of a sleeping task, and the block layer panicked ("task resumed without a
+/// pending bio").
+#[test]
+fn fdatasync_waits_for_the_commit_that_sleeps_on_a_tag() {
+    let d = dir("fdatasync");
+    let f = job(
+        &d,
+        "F9.fio",
+        &[
+            "[global]",
+            "iodepth_batch_submit=2",
+            "[job0]",
+            "rw=randtrim:1",
+            "ioengine=libaio",
+            "iodepth=26",
+            "size=256k",
+            "[job1]",
+            "rw=randrw",
+            "ioengine=libaio",
+            "iodepth=49",
+            "size=630784",
+            "fdatasync=20",
+        ],
+    );
+    for q in ["cqe", "hsq", "legacy"] {
+        let hq = format!("--set=host.queue={q}");
+        for seed in ["--seed=47", "--seed=48"] {
+            let v = run_ok(&["run", &f, "--device=emmc-ux500", &hq, seed]);
+            // job1's writes are followed by fdatasyncs, every one reported.
+            let j1 = &v["jobs"][1];
+            assert!(
+                j1["sync"]["lat_ns"]["N"].as_u64().unwrap() > 0,
+                "{q} {seed}"
+            );
+        }
+    }
+}
