@@ -19,7 +19,7 @@ use crate::plug::Plug;
 use crate::request::{Bio, BioId, Op, RqId, RqPool, RqState, NO_BIO};
 use crate::tags::Sbitmap;
 use blksim_core::{Ns, Rng, NSEC_PER_MSEC};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 /// `BLK_MQ_RESOURCE_DELAY`: 3 ms re-run after BLK_STS_RESOURCE with restart pending.
 /// Departure: the kernel passes both delays through `msecs_to_jiffies` (4 ms at HZ=250);
@@ -200,9 +200,10 @@ pub struct RequestQueue {
     sw_queues: Vec<VecDeque<RqId>>,
     plugs: Vec<Plug>,
     blocked: Vec<Option<BlockedRun>>,
+    /// Free slots of `blocked`, lowest first (ids are reused lowest first).
+    free_runs: BTreeSet<u32>,
     /// Bio a task slept on while waiting for a tag, by task.
     task_wait_bio: Vec<Option<BioId>>,
-    next_run_id: u32,
     scratch: Vec<RqId>,
     /// Elevator dispatch sequence number stamped in `elv_priv`-free field for inversion counting.
     dispatch_seq: u64,
@@ -286,7 +287,7 @@ impl RequestQueue {
             plugs: Vec::new(),
             blocked: Vec::new(),
             task_wait_bio: Vec::new(),
-            next_run_id: 0,
+            free_runs: BTreeSet::new(),
             scratch: Vec::with_capacity(256),
             dispatch_seq: 0,
             last_issued_seq: 0,
@@ -942,25 +943,36 @@ impl RequestQueue {
         st
     }
 
+    /// The id a context gets if it parks: the lowest free slot of `blocked` (a new one if
+    /// none is free), taken only when it parks ([`Self::park_slot`]).
     fn new_run_id(&mut self) -> u32 {
-        // Reuse the first free blocked slot index as the id space stays small.
-        if let Some(i) = self.blocked.iter().position(|b| b.is_none()) {
-            return i as u32;
+        if let Some(&i) = self.free_runs.first() {
+            return i;
         }
+        let i = self.blocked.len() as u32;
         self.blocked.push(None);
-        self.next_run_id = self.blocked.len() as u32;
-        (self.blocked.len() - 1) as u32
+        self.free_runs.insert(i);
+        i
+    }
+
+    /// Park `run` in slot `id` (from [`Self::new_run_id`]).
+    fn park_slot(&mut self, id: u32, run: BlockedRun) {
+        self.free_runs.remove(&id);
+        self.blocked[id as usize] = Some(run);
     }
 
     fn park_run(&mut self, id: u32, hctx: u16, cpu: u16, rest: Vec<RqId>) {
-        self.blocked[id as usize] = Some(BlockedRun {
-            hctx,
-            cpu,
-            rest,
-            pulling: false,
-            granted: None,
-            owner: None,
-        });
+        self.park_slot(
+            id,
+            BlockedRun {
+                hctx,
+                cpu,
+                rest,
+                pulling: false,
+                granted: None,
+                owner: None,
+            },
+        );
     }
 
     /// Call the driver's `queue_rq` and account for the outcome.
@@ -1543,14 +1555,17 @@ impl RequestQueue {
     ) {
         let id = self.new_run_id();
         let owner = self.cpu.cur_task;
-        self.blocked[id as usize] = Some(BlockedRun {
-            hctx,
-            cpu,
-            rest: list,
-            pulling: true,
-            granted,
-            owner,
-        });
+        self.park_slot(
+            id,
+            BlockedRun {
+                hctx,
+                cpu,
+                rest: list,
+                pulling: true,
+                granted,
+                owner,
+            },
+        );
         if let Some(t) = owner {
             // The task is inside this dispatch (its syscall has not returned).
             self.cpu.task_parked = Some(t);
@@ -1810,6 +1825,7 @@ impl RequestQueue {
         let Some(run) = self.blocked.get_mut(id as usize).and_then(|b| b.take()) else {
             panic!("resume of unknown dispatch context {id}");
         };
+        self.free_runs.insert(id);
         let start = self.cpu.begin(run.cpu, now);
         self.ctx_cpu = run.cpu;
         self.cpu.cur_task = run.owner;
@@ -2081,7 +2097,7 @@ impl RequestQueue {
         self.pool.live() == (0, 0)
             && self.total_in_flight == 0
             && self.hctxs.iter().all(|h| h.fq.idle())
-            && self.blocked.iter().all(|b| b.is_none())
+            && self.free_runs.len() == self.blocked.len()
             && self
                 .sched_waitq
                 .iter()
