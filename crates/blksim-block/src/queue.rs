@@ -1166,12 +1166,14 @@ impl RequestQueue {
         !self.hctxs[h].dispatch.is_empty()
             || match &self.elevator {
                 Some(e) => e.has_work(),
-                None => self
-                    .sw_queues
-                    .iter()
-                    .enumerate()
-                    .any(|(c, q)| !q.is_empty() && self.cpu_to_hctx(c as u16) as usize == h),
+                None => self.hctx_cpus(h).any(|c| !self.sw_queues[c].is_empty()),
             }
+    }
+
+    /// The CPUs whose software queues map to hardware queue `h` (`blk_mq_map_queues`:
+    /// `cpu % nr_hw_queues`), in ascending order: `hctx->ctxs`.
+    fn hctx_cpus(&self, h: usize) -> std::iter::StepBy<std::ops::Range<usize>> {
+        (h..self.nr_cpus).step_by(self.hctxs.len())
     }
 
     /// `blk_mq_run_hw_queue(hctx, async)`. `cpu` is the CPU of the caller (runs inline when
@@ -1355,10 +1357,8 @@ impl RequestQueue {
             // Flush all software queues of this hctx and dispatch them in one list.
             let mut list = std::mem::take(&mut self.scratch);
             list.clear();
-            for c in 0..self.nr_cpus {
-                if self.cpu_to_hctx(c as u16) == hctx {
-                    list.extend(self.sw_queues[c].drain(..));
-                }
+            for c in self.hctx_cpus(h) {
+                list.extend(self.sw_queues[c].drain(..));
             }
             for &rq in &list {
                 self.pool.get_mut(rq).state = RqState::Idle;
@@ -1587,14 +1587,16 @@ impl RequestQueue {
             if !self.hctxs[h].dispatch.is_empty() {
                 return;
             }
+            // The hctx's CPUs in circular order from `dispatch_from`.
             let n = self.nr_cpus;
+            let nr_hw = self.hctxs.len();
             let start = self.hctxs[h].dispatch_from % n;
+            let first = start + (h + nr_hw - start % nr_hw) % nr_hw;
             let mut picked = None;
-            for i in 0..n {
-                let c = (start + i) % n;
-                if self.cpu_to_hctx(c as u16) != hctx {
-                    continue;
-                }
+            for c in (first..n)
+                .step_by(nr_hw)
+                .chain(self.hctx_cpus(h).take_while(|&c| c < start))
+            {
                 if let Some(rq) = self.sw_queues[c].pop_front() {
                     picked = Some(rq);
                     self.hctxs[h].dispatch_from = c + 1;
