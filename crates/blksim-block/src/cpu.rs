@@ -26,6 +26,7 @@
 //! are never consulted, and results are those of the zero-cost model.
 
 use blksim_core::Ns;
+use std::collections::BTreeMap;
 
 /// Per-step CPU costs in ns. Which kernel function each covers is documented on the field;
 /// defaults and sources are in `blksim-sim`'s `platform::PLATFORM_PARAMS`.
@@ -112,11 +113,26 @@ pub enum ElvHook {
 /// No CPU has held the lock yet.
 const NO_OWNER: u16 = u16::MAX;
 
-/// A spinlock as a timeline of hold intervals `[start, end)` by CPU, sorted, disjoint.
+/// A spinlock as a timeline of hold intervals `[start, end)` by CPU, in timeline order.
+///
+/// The holds are normally disjoint and sorted, so ordering them by `(end, start, seq)` is
+/// their timeline order: they live in a B-tree under that key, and an acquisition finds the
+/// first hold ending after its arrival, and slots into the timeline, in O(log n) (a lock
+/// contended far into the future holds many reservations, one per waiting context). A hold
+/// may overlap the next one (a contended acquisition that found a gap without hand-off
+/// pays the hand-off after all, see [`Lock::hold`]); from then until the lock's timeline
+/// empties, the holds stay in a plain sorted list searched from the start, which gives the
+/// same grants.
 #[derive(Clone, Debug, Default)]
 pub struct Lock {
-    holds: Vec<(Ns, Ns, u16)>,
-    /// Owner of the last interval dropped from `holds` (for the next hand-off).
+    /// Disjoint holds by `(end, start, seq)` → CPU.
+    tree: BTreeMap<(Ns, Ns, u64), u16>,
+    /// Insertion counter (orders holds of zero length at one instant by arrival).
+    seq: u64,
+    /// Holds in timeline order once one overlapped another (`tree` is then empty).
+    list: Vec<(Ns, Ns, u16)>,
+    overlapped: bool,
+    /// Owner of the last interval dropped from the timeline (for the next hand-off).
     past_owner: Option<u16>,
     pub acquisitions: u64,
     pub handoffs: u64,
@@ -129,28 +145,49 @@ impl Lock {
     /// clock moves to the end of the hold (spinning included). `handoff` is paid when the
     /// previous holder in time was another CPU. Returns when the critical section starts
     /// (after the spin and the hand-off).
+    ///
+    /// The hold goes into the earliest gap, at or after the arrival, that fits it with the
+    /// hand-off its predecessor implies; holds that end by the arrival are passed over.
     pub fn hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns, handoff: Ns) -> Ns {
         self.acquisitions += 1;
         let arrival = *now;
         let mut s = arrival;
-        let mut prev = self.past_owner.unwrap_or(NO_OWNER);
-        let mut at = self.holds.len();
-        for (i, &(a, b, o)) in self.holds.iter().enumerate() {
-            if b <= s {
+        // Walk the timeline from the first hold that ends after the arrival, with the owner
+        // of the hold before it. `next`: the hold the new one goes in front of.
+        let mut prev;
+        let mut next: Option<(Ns, usize)> = None;
+        if self.overlapped {
+            prev = self.past_owner.unwrap_or(NO_OWNER);
+            for (i, &(a, b, o)) in self.list.iter().enumerate() {
+                if b <= s {
+                    prev = o;
+                    continue;
+                }
+                if s + Self::handoff_to(prev, cpu, handoff) + hold <= a {
+                    next = Some((a, i));
+                    break;
+                }
+                s = s.max(b);
                 prev = o;
-                continue;
             }
-            let h = if prev != NO_OWNER && prev != cpu {
-                handoff
-            } else {
-                0
+        } else {
+            let from = (arrival + 1, 0, 0);
+            prev = match self.tree.range(..from).next_back() {
+                Some((_, &o)) => o,
+                None => self.past_owner.unwrap_or(NO_OWNER),
             };
-            if s + h + hold <= a {
-                at = i;
-                break;
+            for (&(b, a, _), &o) in self.tree.range(from..) {
+                if b <= s {
+                    prev = o;
+                    continue;
+                }
+                if s + Self::handoff_to(prev, cpu, handoff) + hold <= a {
+                    next = Some((a, 0));
+                    break;
+                }
+                s = s.max(b);
+                prev = o;
             }
-            s = s.max(b);
-            prev = o;
         }
         // A contended acquisition (it had to spin) migrates even if the previous hold in the
         // timeline was this CPU's: the queued spinlock is FIFO, so other waiters would have
@@ -166,18 +203,68 @@ impl Lock {
         }
         let end = s + h + hold;
         self.wait_ns += s - arrival;
-        self.holds.insert(at, (s, end, cpu));
+        if !self.overlapped && next.is_some_and(|(a, _)| end > a) {
+            // This hold runs into the next one: keep the timeline as a list from now on.
+            self.overlapped = true;
+            self.list = std::mem::take(&mut self.tree)
+                .into_iter()
+                .map(|((b, a, _), o)| (a, b, o))
+                .collect();
+            let (a, _) = next.unwrap();
+            // The hold it goes before: the first that ends after `s` (the holds before it
+            // were passed over, so end by `s`).
+            let i = self.list.partition_point(|&(_, y, _)| y <= s);
+            next = Some((a, i));
+        }
+        if self.overlapped {
+            let at = next.map_or(self.list.len(), |(_, i)| i);
+            self.list.insert(at, (s, end, cpu));
+        } else {
+            self.tree.insert((end, s, self.seq), cpu);
+            self.seq += 1;
+        }
         *now = end;
         s + h
+    }
+
+    /// The holds in timeline order (tests).
+    #[cfg(test)]
+    fn timeline(&self) -> Vec<(Ns, Ns, u16)> {
+        if self.overlapped {
+            self.list.clone()
+        } else {
+            self.tree.iter().map(|(&(b, a, _), &o)| (a, b, o)).collect()
+        }
+    }
+
+    #[inline]
+    fn handoff_to(prev: u16, cpu: u16, handoff: Ns) -> Ns {
+        if prev != NO_OWNER && prev != cpu {
+            handoff
+        } else {
+            0
+        }
     }
 
     /// Forget holds that ended before `t` (no context can arrive earlier than the event
     /// being processed), keeping the last owner for the hand-off rule.
     pub fn trim(&mut self, t: Ns) {
-        let n = self.holds.iter().take_while(|h| h.1 <= t).count();
-        if n > 0 {
-            self.past_owner = Some(self.holds[n - 1].2);
-            self.holds.drain(..n);
+        if self.overlapped {
+            let n = self.list.iter().take_while(|h| h.1 <= t).count();
+            if n > 0 {
+                self.past_owner = Some(self.list[n - 1].2);
+                self.list.drain(..n);
+            }
+            if self.list.is_empty() {
+                self.overlapped = false;
+            }
+            return;
+        }
+        while let Some(e) = self.tree.first_entry() {
+            if e.key().0 > t {
+                break;
+            }
+            self.past_owner = Some(e.remove());
         }
     }
 }
@@ -368,5 +455,99 @@ mod tests {
         assert_eq!(m.elv_hold(0, &mut t0b, 10, ElvHook::Merge), 620);
         assert_eq!(m.elv_hook_handoffs, [1, 0, 1, 0]);
         assert_eq!(m.elv_hook_acq, [2, 0, 2, 0]);
+    }
+
+    /// The timeline as a plain sorted list searched from the start: the model's definition
+    /// of [`Lock`], which the B-tree must reproduce grant for grant.
+    #[derive(Default)]
+    struct ListLock {
+        holds: Vec<(Ns, Ns, u16)>,
+        past_owner: Option<u16>,
+        handoffs: u64,
+        wait_ns: u64,
+    }
+
+    impl ListLock {
+        fn hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns, handoff: Ns) -> Ns {
+            let arrival = *now;
+            let mut s = arrival;
+            let mut prev = self.past_owner.unwrap_or(NO_OWNER);
+            let mut at = self.holds.len();
+            for (i, &(a, b, o)) in self.holds.iter().enumerate() {
+                if b <= s {
+                    prev = o;
+                    continue;
+                }
+                let h = if prev != NO_OWNER && prev != cpu {
+                    handoff
+                } else {
+                    0
+                };
+                if s + h + hold <= a {
+                    at = i;
+                    break;
+                }
+                s = s.max(b);
+                prev = o;
+            }
+            let contended = s > arrival;
+            let h = if prev != NO_OWNER && (prev != cpu || contended) {
+                handoff
+            } else {
+                0
+            };
+            if h > 0 {
+                self.handoffs += 1;
+            }
+            let end = s + h + hold;
+            self.wait_ns += s - arrival;
+            self.holds.insert(at, (s, end, cpu));
+            *now = end;
+            s + h
+        }
+
+        fn trim(&mut self, t: Ns) {
+            let n = self.holds.iter().take_while(|h| h.1 <= t).count();
+            if n > 0 {
+                self.past_owner = Some(self.holds[n - 1].2);
+                self.holds.drain(..n);
+            }
+        }
+    }
+
+    /// Random acquisitions (zero-length holds, hand-offs longer than holds so that holds
+    /// overlap, arrivals before and after the floor) get the same grants, clocks and
+    /// timelines from the B-tree as from the plain list.
+    #[test]
+    fn tree_timeline_grants_what_the_list_grants() {
+        let mut overlapped = 0;
+        for seed in 0..300u64 {
+            let mut rng = blksim_core::Rng::from_seed(seed);
+            let mut a = Lock::default();
+            let mut b = ListLock::default();
+            let mut floor = 0;
+            let ncpu = 1 + rng.below(4) as u16;
+            let handoff = [0, 5, 50, 300][rng.below(4) as usize];
+            for _ in 0..400 {
+                if rng.below(4) == 0 {
+                    floor += rng.below(200);
+                    a.trim(floor);
+                    b.trim(floor);
+                }
+                let cpu = rng.below(ncpu as u64) as u16;
+                let hold = [0, 1, 10, 100][rng.below(4) as usize] + rng.below(3);
+                let arrival = floor + rng.below(600);
+                let (mut ta, mut tb) = (arrival, arrival);
+                let ra = a.hold(cpu, &mut ta, hold, handoff);
+                let rb = b.hold(cpu, &mut tb, hold, handoff);
+                assert_eq!((ra, ta), (rb, tb), "seed {seed}");
+                assert_eq!(a.timeline(), b.holds, "seed {seed}");
+                overlapped += a.overlapped as u32;
+            }
+            assert_eq!((a.handoffs, a.wait_ns), (b.handoffs, b.wait_ns));
+            assert_eq!(a.past_owner, b.past_owner);
+        }
+        // Both representations were exercised.
+        assert!(overlapped > 0);
     }
 }

@@ -139,6 +139,15 @@ pub trait Elevator {
     /// `depth_updated`: `nr_requests` changed.
     fn depth_updated(&mut self, _nr_requests: u32) {}
 
+    /// The smallest shallow depth [`Elevator::limit_depth`] can return, as the elevator tells
+    /// the scheduler tags' sbitmap_queue (`sbitmap_queue_min_shallow_depth`, through
+    /// `blk_mq_set_min_shallow_depth` from its `depth_updated` hook). The wake batch is
+    /// computed from it (`sbq_calc_wake_batch`), so that the tags a shallow allocation can
+    /// hold are enough to wake its waiters. None: no shallow allocations (`UINT_MAX`).
+    fn min_shallow_depth(&self) -> Option<u32> {
+        None
+    }
+
     /// Timers the elevator wants (bfq idling, kyber's latency timer): the earliest time at
     /// which the block layer should call [`Elevator::timer`], if any.
     fn next_timer(&self) -> Option<Ns> {

@@ -19,7 +19,7 @@ use crate::plug::Plug;
 use crate::request::{Bio, BioId, Op, RqId, RqPool, RqState, NO_BIO};
 use crate::tags::Sbitmap;
 use blksim_core::{Ns, Rng, NSEC_PER_MSEC};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 /// `BLK_MQ_RESOURCE_DELAY`: 3 ms re-run after BLK_STS_RESOURCE with restart pending.
 /// Departure: the kernel passes both delays through `msecs_to_jiffies` (4 ms at HZ=250);
@@ -30,6 +30,14 @@ pub const BLK_MQ_BUDGET_DELAY: Ns = 3 * NSEC_PER_MSEC;
 /// `SBQ_WAIT_QUEUES` and `SBQ_WAKE_BATCH` (`include/linux/sbitmap.h`).
 const SBQ_WAIT_QUEUES: u32 = 8;
 const SBQ_WAKE_BATCH: u32 = 8;
+
+/// `sbq_calc_wake_batch`: waiters are woken `wake_batch` at a time, `wake_batch` small enough
+/// that the tags a shallow allocation may hold (`min_shallow_depth`, over the whole map as
+/// `sbitmap_get_shallow` counts it) can wake every wait queue. None: no shallow users.
+pub fn sbq_calc_wake_batch(depth: u32, min_shallow_depth: Option<u32>) -> u32 {
+    let d = depth.min(min_shallow_depth.unwrap_or(u32::MAX));
+    (d / SBQ_WAIT_QUEUES).clamp(1, SBQ_WAKE_BATCH)
+}
 
 /// blktrace-like record of a block-layer event, for the trace writer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,9 +200,10 @@ pub struct RequestQueue {
     sw_queues: Vec<VecDeque<RqId>>,
     plugs: Vec<Plug>,
     blocked: Vec<Option<BlockedRun>>,
+    /// Free slots of `blocked`, lowest first (ids are reused lowest first).
+    free_runs: BTreeSet<u32>,
     /// Bio a task slept on while waiting for a tag, by task.
     task_wait_bio: Vec<Option<BioId>>,
-    next_run_id: u32,
     scratch: Vec<RqId>,
     /// Elevator dispatch sequence number stamped in `elv_priv`-free field for inversion counting.
     dispatch_seq: u64,
@@ -216,6 +225,10 @@ pub struct RequestQueue {
     /// `bfq_finish_requeue_request`; mq-deadline once per list in `dd_insert_requests` and
     /// not at all at completion (`dd_finish_request` is an atomic increment).
     elv_lock_per_rq: bool,
+    /// Scratch of [`Self::dispatch_rq_list`]: per-hctx groups, hctx → group slot, leftovers.
+    list_groups: Vec<ListGroup>,
+    hctx_group: Vec<u32>,
+    list_left: Vec<RqId>,
 }
 
 /// Where a bio's request should go.
@@ -257,10 +270,10 @@ impl RequestQueue {
         } else {
             Vec::new()
         };
-        let wake_batch = |d: u32| (d / SBQ_WAIT_QUEUES).clamp(1, SBQ_WAKE_BATCH);
+        let min_shallow = elevator.as_ref().and_then(|e| e.min_shallow_depth());
         RequestQueue {
-            wake_batch_sched: wake_batch(lim.nr_requests.max(1)),
-            wake_batch_driver: wake_batch(queue_depth),
+            wake_batch_sched: sbq_calc_wake_batch(lim.nr_requests.max(1), min_shallow),
+            wake_batch_driver: sbq_calc_wake_batch(queue_depth, None),
             lim,
             pool: RqPool::new(),
             elevator,
@@ -274,7 +287,7 @@ impl RequestQueue {
             plugs: Vec::new(),
             blocked: Vec::new(),
             task_wait_bio: Vec::new(),
-            next_run_id: 0,
+            free_runs: BTreeSet::new(),
             scratch: Vec::with_capacity(256),
             dispatch_seq: 0,
             last_issued_seq: 0,
@@ -287,6 +300,9 @@ impl RequestQueue {
             total_in_flight: 0,
             cpu: crate::cpu::CpuModel::default(),
             elv_lock_per_rq: false,
+            list_groups: Vec::new(),
+            hctx_group: vec![0; nr_hw],
+            list_left: Vec::new(),
         }
     }
 
@@ -537,6 +553,11 @@ impl RequestQueue {
             if self.task_wait_bio.len() <= t {
                 self.task_wait_bio.resize(t + 1, None);
             }
+            // A task asleep in `blk_mq_get_tag` submits nothing until it is woken.
+            assert!(
+                self.task_wait_bio[t].is_none(),
+                "task {task} submitted a bio while asleep on a tag"
+            );
             self.task_wait_bio[t] = Some(bio_id);
             self.flush_plug(task, true, drv, now, out);
             // Before sleeping the kernel runs the queue once (`blk_mq_get_tag`).
@@ -922,25 +943,36 @@ impl RequestQueue {
         st
     }
 
+    /// The id a context gets if it parks: the lowest free slot of `blocked` (a new one if
+    /// none is free), taken only when it parks ([`Self::park_slot`]).
     fn new_run_id(&mut self) -> u32 {
-        // Reuse the first free blocked slot index as the id space stays small.
-        if let Some(i) = self.blocked.iter().position(|b| b.is_none()) {
-            return i as u32;
+        if let Some(&i) = self.free_runs.first() {
+            return i;
         }
+        let i = self.blocked.len() as u32;
         self.blocked.push(None);
-        self.next_run_id = self.blocked.len() as u32;
-        (self.blocked.len() - 1) as u32
+        self.free_runs.insert(i);
+        i
+    }
+
+    /// Park `run` in slot `id` (from [`Self::new_run_id`]).
+    fn park_slot(&mut self, id: u32, run: BlockedRun) {
+        self.free_runs.remove(&id);
+        self.blocked[id as usize] = Some(run);
     }
 
     fn park_run(&mut self, id: u32, hctx: u16, cpu: u16, rest: Vec<RqId>) {
-        self.blocked[id as usize] = Some(BlockedRun {
-            hctx,
-            cpu,
-            rest,
-            pulling: false,
-            granted: None,
-            owner: None,
-        });
+        self.park_slot(
+            id,
+            BlockedRun {
+                hctx,
+                cpu,
+                rest,
+                pulling: false,
+                granted: None,
+                owner: None,
+            },
+        );
     }
 
     /// Call the driver's `queue_rq` and account for the outcome.
@@ -1134,12 +1166,14 @@ impl RequestQueue {
         !self.hctxs[h].dispatch.is_empty()
             || match &self.elevator {
                 Some(e) => e.has_work(),
-                None => self
-                    .sw_queues
-                    .iter()
-                    .enumerate()
-                    .any(|(c, q)| !q.is_empty() && self.cpu_to_hctx(c as u16) as usize == h),
+                None => self.hctx_cpus(h).any(|c| !self.sw_queues[c].is_empty()),
             }
+    }
+
+    /// The CPUs whose software queues map to hardware queue `h` (`blk_mq_map_queues`:
+    /// `cpu % nr_hw_queues`), in ascending order: `hctx->ctxs`.
+    fn hctx_cpus(&self, h: usize) -> std::iter::StepBy<std::ops::Range<usize>> {
+        (h..self.nr_cpus).step_by(self.hctxs.len())
     }
 
     /// `blk_mq_run_hw_queue(hctx, async)`. `cpu` is the CPU of the caller (runs inline when
@@ -1323,10 +1357,8 @@ impl RequestQueue {
             // Flush all software queues of this hctx and dispatch them in one list.
             let mut list = std::mem::take(&mut self.scratch);
             list.clear();
-            for c in 0..self.nr_cpus {
-                if self.cpu_to_hctx(c as u16) == hctx {
-                    list.extend(self.sw_queues[c].drain(..));
-                }
+            for c in self.hctx_cpus(h) {
+                list.extend(self.sw_queues[c].drain(..));
             }
             for &rq in &list {
                 self.pool.get_mut(rq).state = RqState::Idle;
@@ -1523,14 +1555,17 @@ impl RequestQueue {
     ) {
         let id = self.new_run_id();
         let owner = self.cpu.cur_task;
-        self.blocked[id as usize] = Some(BlockedRun {
-            hctx,
-            cpu,
-            rest: list,
-            pulling: true,
-            granted,
-            owner,
-        });
+        self.park_slot(
+            id,
+            BlockedRun {
+                hctx,
+                cpu,
+                rest: list,
+                pulling: true,
+                granted,
+                owner,
+            },
+        );
         if let Some(t) = owner {
             // The task is inside this dispatch (its syscall has not returned).
             self.cpu.task_parked = Some(t);
@@ -1552,14 +1587,16 @@ impl RequestQueue {
             if !self.hctxs[h].dispatch.is_empty() {
                 return;
             }
+            // The hctx's CPUs in circular order from `dispatch_from`.
             let n = self.nr_cpus;
+            let nr_hw = self.hctxs.len();
             let start = self.hctxs[h].dispatch_from % n;
+            let first = start + (h + nr_hw - start % nr_hw) % nr_hw;
             let mut picked = None;
-            for i in 0..n {
-                let c = (start + i) % n;
-                if self.cpu_to_hctx(c as u16) != hctx {
-                    continue;
-                }
+            for c in (first..n)
+                .step_by(nr_hw)
+                .chain(self.hctx_cpus(h).take_while(|&c| c < start))
+            {
                 if let Some(rq) = self.sw_queues[c].pop_front() {
                     picked = Some(rq);
                     self.hctxs[h].dispatch_from = c + 1;
@@ -1592,6 +1629,18 @@ impl RequestQueue {
     }
 
     /// `blk_mq_dispatch_rq_list`. Consumes `list`; leftovers go to `hctx->dispatch`.
+    ///
+    /// A list pulled from an elevator that is shared by the hardware queues (mq-deadline,
+    /// bfq, eraseblock, and kyber whose state blksim keeps shared) holds requests of other
+    /// hctxs than the one running (`multi_hctxs` in `__blk_mq_do_dispatch_sched`). The
+    /// kernel then dispatches each hctx's requests as its own list
+    /// (`blk_mq_dispatch_hctx_list` → `blk_mq_dispatch_rq_list(rq->mq_hctx, ...)`): a
+    /// request's driver tag, its `SCHED_RESTART` mark, its leftovers on `hctx->dispatch` and
+    /// the queue re-run are those of the request's own hctx, since only a completion on that
+    /// hctx frees one of its tags and restarts it (`blk_mq_sched_restart`). One hctx running
+    /// out of tags or hitting BLK_STS_RESOURCE stops that hctx's requests only.
+    /// Departure: the requests are issued in the elevator's order, not grouped by hctx
+    /// (`list_sort(sched_rq_cmp)`); `hctx` is the running queue, used for a parked context.
     fn dispatch_rq_list(
         &mut self,
         hctx: u16,
@@ -1601,76 +1650,166 @@ impl RequestQueue {
         now: &mut Ns,
         out: &mut BlkOut,
     ) -> ListResult {
-        let h = hctx as usize;
-        let mut i = 0;
-        let mut needs_resource = false;
-        let mut last_status = BlkStatus::Ok;
-        let mut queued = 0;
         let n = list.len();
+        let mut groups = std::mem::take(&mut self.list_groups);
+        groups.clear();
+        // One group per hctx in the list, in order of first appearance, with the index of
+        // its last request (`bd.last` is per hctx list).
+        for (i, &rq) in list.iter().enumerate() {
+            let g = self.list_group(&mut groups, self.pool.get(rq).hctx);
+            groups[g].last = i;
+        }
+        let mut left = std::mem::take(&mut self.list_left);
+        left.clear();
+        let mut i = 0;
         while i < n {
             let rq = list[i];
+            let rq_hctx = self.pool.get(rq).hctx;
+            let g = self.list_group(&mut groups, rq_hctx);
+            if groups[g].stopped {
+                left.push(rq);
+                i += 1;
+                continue;
+            }
             if !self.get_driver_tag(rq, cpu) {
                 // `blk_mq_mark_tag_wait` for unshared tags: mark restart, retry once.
-                self.hctxs[h].sched_restart = true;
+                self.hctxs[rq_hctx as usize].sched_restart = true;
                 if !self.get_driver_tag(rq, cpu) {
-                    break;
+                    groups[g].stopped = true;
+                    left.push(rq);
+                    i += 1;
+                    continue;
                 }
             }
             let id = self.new_run_id();
-            let st = self.queue_rq(rq, i + 1 == n, CallCtx { id, cpu }, drv, now, out);
-            last_status = st;
+            let last = groups[g].last == i;
+            let st = self.queue_rq(rq, last, CallCtx { id, cpu }, drv, now, out);
+            groups[g].last_status = st;
             match st {
-                BlkStatus::Ok => queued += 1,
+                BlkStatus::Ok => groups[g].queued += 1,
                 BlkStatus::Blocked => {
                     // The dispatching context sleeps in the driver; it resumes with the rest
-                    // of its list when the driver wakes it.
-                    let rest: Vec<RqId> = list[i + 1..].to_vec();
+                    // of its list when the driver wakes it. Requests of hctxs already
+                    // stopped stay behind on their dispatch lists.
+                    let mut rest: Vec<RqId> = Vec::new();
+                    for &r in &list[i + 1..] {
+                        let rg = self.list_group(&mut groups, self.pool.get(r).hctx);
+                        if groups[rg].stopped {
+                            left.push(r);
+                        } else {
+                            rest.push(r);
+                        }
+                    }
+                    groups[g].queued += 1;
+                    self.finish_rq_list(&groups, &left, true, cpu, drv, now, out);
                     self.park_run(id, hctx, cpu, rest);
+                    self.list_groups = groups;
+                    self.list_left = left;
+                    list.clear();
                     return ListResult::Suspended;
                 }
                 BlkStatus::Resource | BlkStatus::DevResource => {
                     if st == BlkStatus::Resource {
-                        needs_resource = true;
+                        groups[g].needs_resource = true;
                     }
                     // `blk_mq_handle_dev_resource`: release the driver tag when an elevator
                     // owns the request (`__blk_mq_requeue_request` → put driver tag).
                     if self.elevator.is_some() {
                         self.put_driver_tag(rq, now, out);
                     }
-                    break;
+                    groups[g].stopped = true;
+                    left.push(rq);
                 }
                 BlkStatus::IoErr => {
                     self.end_request(rq, BlkStatus::IoErr, drv, now, out);
-                    queued += 1;
+                    groups[g].queued += 1;
                 }
             }
             i += 1;
         }
-        if i < n || (last_status != BlkStatus::Ok && queued > 0) {
-            drv.commit_rqs(hctx, *now, &mut out.drv);
+        let all_sent = self.finish_rq_list(&groups, &left, false, cpu, drv, now, out);
+        self.list_groups = groups;
+        self.list_left = left;
+        list.clear();
+        if all_sent {
+            ListResult::AllSent
+        } else {
+            ListResult::NotAll
         }
-        if i < n {
+    }
+
+    /// Index of `hctx`'s group in `groups`, added if missing (`hctx_group` maps an hctx to
+    /// its slot; a slot is valid only if it names the same hctx).
+    fn list_group(&mut self, groups: &mut Vec<ListGroup>, hctx: u16) -> usize {
+        let h = hctx as usize;
+        let g = self.hctx_group[h] as usize;
+        if g < groups.len() && groups[g].hctx == hctx {
+            return g;
+        }
+        self.hctx_group[h] = groups.len() as u32;
+        groups.push(ListGroup {
+            hctx,
+            last: 0,
+            queued: 0,
+            last_status: BlkStatus::Ok,
+            stopped: false,
+            needs_resource: false,
+        });
+        groups.len() - 1
+    }
+
+    /// The end of `blk_mq_dispatch_rq_list` for each hctx of the list: `commit_rqs`, the
+    /// leftovers spliced onto `hctx->dispatch`, the re-run, the `dispatch_busy` EWMA.
+    /// Returns whether some hctx sent its whole list (`dispatched |= ...`). With
+    /// `stopped_only` (the context is parking in the driver with the rest of its list), only
+    /// the hctxs that have leftovers are finished.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_rq_list(
+        &mut self,
+        groups: &[ListGroup],
+        left: &[RqId],
+        stopped_only: bool,
+        cpu: u16,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) -> bool {
+        let mut any_sent = false;
+        for g in groups {
+            let hctx = g.hctx;
+            let h = hctx as usize;
+            // A stopped hctx has leftovers: at least the request that stopped it.
+            let has_left = g.stopped;
+            if stopped_only && !has_left {
+                continue;
+            }
+            if has_left || (g.last_status != BlkStatus::Ok && g.queued > 0) {
+                drv.commit_rqs(hctx, *now, &mut out.drv);
+            }
+            if !has_left {
+                self.update_dispatch_busy(h, false);
+                any_sent = true;
+                continue;
+            }
             if self.cpu.on {
                 // Leftovers are spliced onto hctx->dispatch under `hctx->lock`.
                 self.cpu.hctx_hold(hctx, cpu, now, 0);
             }
-            for &rq in &list[i..] {
-                self.pool.get_mut(rq).state = RqState::OnDispatchList;
-                self.hctxs[h].dispatch.push_back(rq);
+            for &rq in left {
+                if self.pool.get(rq).hctx == hctx {
+                    self.pool.get_mut(rq).state = RqState::OnDispatchList;
+                    self.hctxs[h].dispatch.push_back(rq);
+                }
             }
             let needs_restart = self.hctxs[h].sched_restart;
             if !needs_restart {
                 self.delay_run_hw_queue(hctx, 0, now, out);
-            } else if needs_resource {
+            } else if g.needs_resource {
                 self.delay_run_hw_queue(hctx, BLK_MQ_RESOURCE_DELAY, now, out);
             }
             self.update_dispatch_busy(h, true);
-            list.clear();
-            return ListResult::NotAll;
         }
-        self.update_dispatch_busy(h, false);
-        list.clear();
-        ListResult::AllSent
+        any_sent
     }
 
     /// `blk_mq_update_dispatch_busy`: EWMA with weight 8, factor 4.
@@ -1688,6 +1827,7 @@ impl RequestQueue {
         let Some(run) = self.blocked.get_mut(id as usize).and_then(|b| b.take()) else {
             panic!("resume of unknown dispatch context {id}");
         };
+        self.free_runs.insert(id);
         let start = self.cpu.begin(run.cpu, now);
         self.ctx_cpu = run.cpu;
         self.cpu.cur_task = run.owner;
@@ -1959,13 +2099,26 @@ impl RequestQueue {
         self.pool.live() == (0, 0)
             && self.total_in_flight == 0
             && self.hctxs.iter().all(|h| h.fq.idle())
-            && self.blocked.iter().all(|b| b.is_none())
+            && self.free_runs.len() == self.blocked.len()
             && self
                 .sched_waitq
                 .iter()
                 .chain(self.driver_waitq.iter())
                 .all(|w| w.waiters.is_empty())
     }
+}
+
+/// One hardware queue's share of a dispatch list (see [`RequestQueue::dispatch_rq_list`]).
+#[derive(Clone, Copy, Debug)]
+struct ListGroup {
+    hctx: u16,
+    /// Index in the list of this hctx's last request.
+    last: usize,
+    queued: u32,
+    last_status: BlkStatus,
+    /// Out of driver tags or resources: its remaining requests are leftovers.
+    stopped: bool,
+    needs_resource: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

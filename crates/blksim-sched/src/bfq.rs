@@ -2002,6 +2002,12 @@ impl Elevator for Bfq {
         self.nr_requests = nr_requests.max(1);
     }
 
+    /// `bfq_depth_updated` → `blk_mq_set_min_shallow_depth(q, 1)`: the per-cgroup limit
+    /// (`bfqq_request_over_limit`) may allow a single request.
+    fn min_shallow_depth(&self) -> Option<u32> {
+        Some(1)
+    }
+
     fn next_timer(&self) -> Option<Ns> {
         self.idle_timer
     }

@@ -738,6 +738,10 @@ impl Elevator for EraseBlock {
         self.dd.depth_updated(nr_requests)
     }
 
+    fn min_shallow_depth(&self) -> Option<u32> {
+        self.dd.min_shallow_depth()
+    }
+
     fn next_timer(&self) -> Option<Ns> {
         self.next_timer_at
     }

@@ -392,6 +392,11 @@ impl Elevator for Kyber {
         self.async_depth = (nr_requests * KYBER_ASYNC_PERCENT / 100).max(1);
     }
 
+    /// `kyber_depth_updated` → `blk_mq_set_min_shallow_depth(q, kqd->async_depth)`.
+    fn min_shallow_depth(&self) -> Option<u32> {
+        Some(self.async_depth)
+    }
+
     fn next_timer(&self) -> Option<Ns> {
         self.timer_expires.map(jiffy_time)
     }

@@ -573,6 +573,14 @@ impl Elevator for MqDeadline {
         self.async_depth = nr_requests.max(1);
     }
 
+    /// `dd_depth_updated` → `blk_mq_set_min_shallow_depth(q, q->async_depth)`, also on every
+    /// store of `async_depth` (the kernel moved it to `q->async_depth` for this: with a fixed
+    /// minimum of 1 the wake batch was always 1). With `async_depth` below the wake batch a
+    /// writer waiting for a tag would otherwise wait for frees that cannot come.
+    fn min_shallow_depth(&self) -> Option<u32> {
+        Some(self.async_depth)
+    }
+
     fn tunables(&self) -> Vec<Tunable> {
         tunables_of(DD_TUNABLES, |name| match name {
             "read_expire" => jiffies_to_msecs(self.fifo_expire[DD_READ]).to_string(),

@@ -232,10 +232,14 @@ fn limit_depth_and_tunables() {
     let mut dd = MqDeadline::new(&params(false));
     assert_eq!(dd.limit_depth(Op::Read, true), None);
     assert_eq!(dd.limit_depth(Op::Write, true), Some(256));
+    assert_eq!(dd.min_shallow_depth(), Some(256));
     dd.set_tunable("async_depth", "0").unwrap();
     assert_eq!(dd.limit_depth(Op::Read, false), Some(1));
+    // The scheduler tags' wake batch follows async_depth (`blk_mq_set_min_shallow_depth`).
+    assert_eq!(dd.min_shallow_depth(), Some(1));
     dd.depth_updated(64);
     assert_eq!(dd.limit_depth(Op::Write, false), Some(64));
+    assert_eq!(dd.min_shallow_depth(), Some(64));
     dd.set_tunable("read_expire", "250").unwrap();
     dd.set_tunable("write_expire", "1").unwrap();
     let t = dd.tunables();

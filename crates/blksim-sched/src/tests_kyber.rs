@@ -143,4 +143,5 @@ fn merge_lookup_in_cpu_queue() {
     assert_eq!(k.find_merge(&pool, &b(3, 108)), None);
     assert_eq!(k.limit_depth(Op::Write, false), Some(192));
     assert_eq!(k.limit_depth(Op::Write, true), None);
+    assert_eq!(k.min_shallow_depth(), Some(192));
 }

@@ -1103,6 +1103,11 @@ impl Sim {
                 }
                 if !task.pending.is_empty() {
                     self.commit(t, now);
+                    if self.tasks[t].blocked_tag || self.tasks[t].submit_yield {
+                        // io_submit has not returned (asleep on a tag, or waiting for a
+                        // dispatch it runs): the sync is issued when it does, from `held`.
+                        continue;
+                    }
                 }
                 let now = now.max(self.clk);
                 self.issue_sync(t, now, SyncKind::from(datasync));

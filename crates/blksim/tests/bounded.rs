@@ -110,6 +110,58 @@ fn former_hangs_finish_in_a_few_events_per_io() {
     }
 }
 
+/// Thousands of hardware queues: an elevator timer runs every hctx (`blk_mq_run_hw_queues`),
+/// so each run parks a dispatch context on the elevator lock. Finding a free context slot or
+/// the lock's next gap used to scan all of them (9 s for this run's events at 4096 queues);
+/// both are now logarithmic (`cpu.rs` checks the lock against a plain list). Wall time is not
+/// asserted here (the fuzzer's per-event budget covers it); the run must finish, with every
+/// request completed, in events that follow its I/Os and queue runs.
+#[test]
+fn many_hardware_queues_cost_what_their_events_cost() {
+    let d = std::env::temp_dir().join(format!("blksim-bounded-{}-hctxs", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let f = d.join("J.fio");
+    let lines = [
+        "[job0]",
+        "ioengine=posixaio",
+        "iodepth=7",
+        "bsrange=8k-128k",
+        "size=128k",
+        "new_group",
+        "ioscheduler=eraseblock",
+        "offset=0",
+        "continue_on_error=io",
+        "[job1]",
+        "rw=randwrite",
+        "ioengine=io_uring",
+        "iodepth=31",
+        "bs=4k",
+        "size=2740k",
+        "fileoffset=0",
+        "random_generator=lfsr",
+        "sync=1",
+        "numa_cpu_nodes=1",
+    ];
+    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let f = f.display().to_string();
+    let args = [
+        "run",
+        &f,
+        "--device=null_blk",
+        "--set=submit_queues=4096",
+        "--set=platform.elv_merge_ns=20000000",
+        "--set=platform.complete_ns=328",
+        "--set=queue.iosched.erase_block_kb=1",
+        "--seed=3846403616417101723",
+    ];
+    let v = json(&args);
+    let events = v["blksim"]["events"].as_u64().unwrap();
+    let bios = &v["blksim"]["bios"];
+    assert_eq!(bios["submitted"], bios["completed"], "{bios}");
+    // 4096 queue runs per elevator timer tick, a few events each: under 10^6 in all.
+    assert!((500_000..1_000_000).contains(&events), "{events} events");
+}
+
 /// The longest thinktime fio can store (UINT_MAX µs) and the longest completion time a
 /// null_blk accepts cost the same events as short ones: sample windows are skipped, not
 /// stepped through.
