@@ -960,14 +960,21 @@ impl MmcDriver {
                 // The dispatcher sleeping in `mmc_blk_rw_wait` runs: poll-complete the previous
                 // request, then start its own.
                 let w = self.waiter.expect("legacy wake without a waiter");
-                let prev = self
-                    .leg_complete_req
-                    .take()
-                    .expect("legacy wake without a done request");
                 let t0 = now.max(w.ready_at).max(self.complete_lock_until);
-                let t = self.poll_completion(prev, t0);
-                self.complete_lock_until = t;
-                self.leg_handoff = Some(prev);
+                // `mmc_blk_mq_complete_prev_req`: a `complete_work` queued by an earlier
+                // completion may have run between the IRQ and this wake-up and completed
+                // `mq->complete_req` itself ("complete_work may still race with the dispatch
+                // of a following request", `mmc_blk_mq_req_done`); then there is no previous
+                // request, and this context only takes `complete_lock` before starting its own.
+                let t = match self.leg_complete_req.take() {
+                    Some(prev) => {
+                        let t = self.poll_completion(prev, t0);
+                        self.complete_lock_until = t;
+                        self.leg_handoff = Some(prev);
+                        t
+                    }
+                    None => t0,
+                };
                 out.events.push((t, self.ev(EV_LEG_HANDOFF, w.rq)));
             }
             EV_LEG_HANDOFF => {

@@ -646,3 +646,34 @@ fn dma_unmap_is_hidden_inside_a_burst_and_exposed_at_its_end() {
     let w = [big(Op::Write, 0)];
     assert_eq!(finish("5000", &w), finish("0", &w));
 }
+
+/// Legacy path with a wake-up latency longer than a transfer (`host.wakeup_ns` 1.25 ms): a
+/// `complete_work` queued for an earlier request (which the dispatcher then completed itself)
+/// runs between the next request's IRQ and the sleeping dispatcher's wake-up, and completes
+/// `mq->complete_req` first. The woken dispatcher then finds no previous request
+/// (`mmc_blk_mq_complete_prev_req` with `complete_req` NULL) and just starts its own.
+#[test]
+fn legacy_wake_after_complete_work_took_the_request() {
+    let p = params("legacy")
+        .with("host.wakeup_ns", "1249999")
+        .with("host.dma_unmap_per_seg_ns", "29000");
+    for seed in 0..20u64 {
+        let mut rng = Rng::from_seed(seed);
+        let mut h = H::new(&p);
+        h.closed_loop = true;
+        for _ in 0..400 {
+            let nr = [8u32, 8, 12, 256][rng.below(4) as usize];
+            h.to_submit.push_back(Spec {
+                nr,
+                ..rd(rng.below(1 << 18) * 8)
+            });
+        }
+        for _ in 0..2 {
+            let s = h.to_submit.pop_front().unwrap();
+            h.submit(s, 0);
+        }
+        h.run_to_end(10_000_000);
+        h.assert_all_done_once();
+        assert_eq!(h.next_uid, 400);
+    }
+}
