@@ -913,10 +913,16 @@ impl MmcDriver {
             self.run_sync(rq, ctx.id, ready, out);
             return BlkStatus::Blocked;
         }
-        if self.complete_lock_until > ready {
+        if self.complete_lock_until > now {
             // `complete_work` is still completing the previous request under
-            // `mq->complete_lock`: this context sleeps on the mutex (still inside queue_rq).
-            self.stats.legacy_lock_waits += 1;
+            // `mq->complete_lock`, and that request counts in `mq->in_flight` until its
+            // `mmc_blk_mq_post_req`. This context takes the mutex in
+            // `mmc_blk_mq_complete_prev_req` (`mmc_blk_rw_wait`) only after that, so it stays
+            // inside queue_rq (`mq->busy`) until the lock is free, and sleeps on it if its own
+            // prep ends first.
+            if self.complete_lock_until > ready {
+                self.stats.legacy_lock_waits += 1;
+            }
             self.waiter = Some(Waiter {
                 ctx: ctx.id,
                 rq,
@@ -994,8 +1000,9 @@ impl MmcDriver {
                     self.run_sync(w.rq, w.ctx, now + u, out);
                 } else {
                     // `mmc_start_request(new)`, then `mmc_blk_mq_post_req(prev)` unmaps and
-                    // completes the previous request, then `queue_rq` returns.
-                    self.legacy_start(w.rq, now, out);
+                    // completes the previous request, then `queue_rq` returns. The request
+                    // starts once its own prep is done (the lock may be free before that).
+                    self.legacy_start(w.rq, now.max(w.ready_at), out);
                     match prev {
                         Some(p) if u > 0 => {
                             self.cpu_free = self.cpu_free.max(now) + u;

@@ -647,6 +647,48 @@ fn dma_unmap_is_hidden_inside_a_burst_and_exposed_at_its_end() {
     assert_eq!(finish("5000", &w), finish("0", &w));
 }
 
+/// Legacy path with slow per-segment DMA map/unmap (as on the Ux500) and reads of many
+/// segments, at random arrival gaps: the dispatcher is often still unmapping the previous
+/// request (`mmc_blk_mq_post_req`) when its own request's IRQ comes, so `complete_work` takes
+/// that request, and the next `queue_rq` arrives while `complete_work` holds `complete_lock`
+/// but before the new request's prep is done. The request `complete_work` completes still
+/// counts in `mq->in_flight`, so that dispatcher must stay inside `queue_rq` until the lock is
+/// free: at most 2 ASYNC requests are ever accepted and not completed.
+#[test]
+fn legacy_dispatch_waits_for_complete_work_before_returning() {
+    let p = params("legacy")
+        .with("host.dma_map_per_seg_ns", "29000")
+        .with("host.dma_unmap_per_seg_ns", "29000");
+    let mut complete_work = 0;
+    for seed in 0..20u64 {
+        let mut rng = Rng::from_seed(seed);
+        let mut h = H::new(&p);
+        let mut t = 0;
+        for _ in 0..300 {
+            let nr = [8u32, 96, 256, 768][rng.below(4) as usize];
+            let sector = rng.below(1 << 18) * 8;
+            h.to_submit.push_back(Spec {
+                op: if rng.below(4) == 0 {
+                    Op::Write
+                } else {
+                    Op::Read
+                },
+                nr,
+                ..rd(sector)
+            });
+            t += rng.below(4_000_000);
+            h.q.push(t, Ev::Arrive);
+        }
+        h.run_to_end(10_000_000);
+        h.assert_all_done_once();
+        assert!(h.max_async <= 2, "seed {seed}: {} ASYNC", h.max_async);
+        let st = h.drv.stats();
+        let get = |k: &str| st.entries.iter().find(|(n, _)| n == k).unwrap().1;
+        complete_work += get("mmc_legacy_complete_work");
+    }
+    assert!(complete_work > 0);
+}
+
 /// Legacy path with a wake-up latency longer than a transfer (`host.wakeup_ns` 1.25 ms): a
 /// `complete_work` queued for an earlier request (which the dispatcher then completed itself)
 /// runs between the next request's IRQ and the sleeping dispatcher's wake-up, and completes
