@@ -723,7 +723,10 @@ impl EmmcCard {
                 self.stats.bytes_written += cmd.bytes();
                 let data_end = data_start + self.bus.write_xfer_ns(blocks);
                 // The data, when the card keeps content: it supersedes older data waiting for
-                // the same sectors.
+                // the same sectors. What finished programming before it arrives is on NAND by
+                // then and is not superseded: bring the engine (programs, write-back) up to
+                // the data's arrival first.
+                self.eng.advance(data_start);
                 let data = match self.eng.content.take() {
                     Some(mut ct) => {
                         let d = ct.take(cmd.tag, &mut self.eng.waiting_data());
