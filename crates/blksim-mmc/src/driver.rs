@@ -247,6 +247,8 @@ pub struct MmcDriver {
     leg_on_bus: Option<RqId>,
     leg_complete_req: Option<RqId>,
     leg_handoff: Option<RqId>,
+    /// Legacy: the request `complete_work` took (`mmc_blk_mq_complete_work`), until it ends.
+    leg_work: Option<RqId>,
     /// Legacy: the dispatcher is unmapping the previous request (`mmc_blk_mq_post_req`) after
     /// starting its own; (previous request, context) until `queue_rq` returns.
     leg_post: Option<(RqId, u32)>,
@@ -308,6 +310,7 @@ impl MmcDriver {
             leg_on_bus: None,
             leg_complete_req: None,
             leg_handoff: None,
+            leg_work: None,
             leg_post: None,
             waiter: None,
             sync_running: None,
@@ -385,6 +388,7 @@ impl MmcDriver {
         self.leg_on_bus = None;
         self.leg_complete_req = None;
         self.leg_handoff = None;
+        self.leg_work = None;
         self.hsq = HsqSlots::new(self.cfg.hsq_next_tag);
         self.hsq_depth = self.cfg.hsq_depth;
         self.hsq_preparing = 0;
@@ -755,6 +759,9 @@ impl MmcDriver {
             )
         });
         let ty = tr.ty as usize;
+        if self.leg_work == Some(rq) {
+            self.leg_work = None;
+        }
         assert!(self.in_flight[ty] > 0);
         self.in_flight[ty] -= 1;
         self.stats.completed += 1;
@@ -913,13 +920,14 @@ impl MmcDriver {
             self.run_sync(rq, ctx.id, ready, out);
             return BlkStatus::Blocked;
         }
-        if self.complete_lock_until > now {
+        if self.leg_work.is_some() || self.complete_lock_until > now {
             // `complete_work` is still completing the previous request under
             // `mq->complete_lock`, and that request counts in `mq->in_flight` until its
             // `mmc_blk_mq_post_req`. This context takes the mutex in
             // `mmc_blk_mq_complete_prev_req` (`mmc_blk_rw_wait`) only after that, so it stays
             // inside queue_rq (`mq->busy`) until the lock is free, and sleeps on it if its own
-            // prep ends first.
+            // prep ends first. (A dispatching CPU whose clock is already past the lock's
+            // release still waits for that completion to be delivered.)
             if self.complete_lock_until > ready {
                 self.stats.legacy_lock_waits += 1;
             }
@@ -931,8 +939,10 @@ impl MmcDriver {
             });
             self.busy = true;
             self.stats.blocked += 1;
-            out.events
-                .push((self.complete_lock_until, self.ev(EV_LEG_HANDOFF, rq)));
+            out.events.push((
+                self.complete_lock_until.max(now),
+                self.ev(EV_LEG_HANDOFF, rq),
+            ));
             return BlkStatus::Blocked;
         }
         self.legacy_start(rq, ready, out);
@@ -1023,6 +1033,7 @@ impl MmcDriver {
                 // `mmc_blk_mq_complete_work`, unless a dispatcher already took the request:
                 // poll completion, `mmc_blk_mq_post_req` (unmap), end it, under complete_lock.
                 if let Some(prev) = self.leg_complete_req.take() {
+                    self.leg_work = Some(prev);
                     let t0 = now.max(self.complete_lock_until);
                     let t = self.poll_completion(prev, t0) + self.unmap_ns(prev);
                     self.complete_lock_until = t;

@@ -211,6 +211,11 @@ impl H {
         let Some((now, e)) = self.q.pop() else {
             return false;
         };
+        self.handle(now, e);
+        true
+    }
+
+    fn handle(&mut self, now: Ns, e: Ev) {
         match e {
             Ev::Drv(p) => {
                 let mut out = DriverOut {
@@ -234,14 +239,13 @@ impl H {
             }
             Ev::Run => {
                 if !self.blocked.is_empty() && self.dispatch.is_empty() {
-                    return true;
+                    return;
                 }
                 let ctx = 1000 + self.next_ctx;
                 self.next_ctx += 1;
                 self.run(ctx, now);
             }
         }
-        true
     }
 
     fn run_to_end(&mut self, max_events: u64) {
@@ -718,4 +722,46 @@ fn legacy_wake_after_complete_work_took_the_request() {
         h.assert_all_done_once();
         assert_eq!(h.next_uid, 400);
     }
+}
+
+/// A dispatching context runs on its own CPU clock, which may be past the time
+/// `complete_work` ends its request while that completion is not delivered yet. The request
+/// still counts in `mq->in_flight` until then, so the dispatcher waits for it inside
+/// `queue_rq` whatever its clock says: at most 2 ASYNC requests are ever accepted.
+#[test]
+fn legacy_dispatch_on_a_cpu_clock_ahead_waits_for_complete_work() {
+    let p = params("legacy").with("host.dma_unmap_per_seg_ns", "100000");
+    let mut h = H::new(&p);
+    let big = |sector| Spec {
+        nr: 512,
+        ..rd(sector)
+    };
+    // The dispatcher is still unmapping the first read when the second one's IRQ comes:
+    // complete_work takes the second read (and unmaps it for 6.4 ms).
+    h.submit(big(0), 0);
+    h.submit(big(4096), 0);
+    let get = |h: &H, k: &str| {
+        let st = h.drv.stats();
+        st.entries.iter().find(|(n, _)| n == k).unwrap().1
+    };
+    let (done_at, held) = loop {
+        let (t, ev) = h.q.pop().expect("complete_work never ran");
+        // `EV_DONE` (kind 5) after complete_work took the second read.
+        if matches!(ev, Ev::Drv(pl) if (pl >> 32) & 0xff == 5)
+            && get(&h, "mmc_legacy_complete_work") > 0
+        {
+            break (t, ev);
+        }
+        h.handle(t, ev);
+    };
+    assert!(h.blocked.is_empty());
+    // Two more reads dispatched by a context whose clock is 1 ms past that completion.
+    let ahead = done_at + 1_000_000;
+    h.submit(rd(8192), ahead);
+    h.submit(rd(12288), ahead);
+    h.run(2000, ahead);
+    h.handle(done_at, held);
+    h.run_to_end(1_000_000);
+    h.assert_all_done_once();
+    assert!(h.max_async <= 2);
 }
