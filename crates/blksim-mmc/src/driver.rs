@@ -131,6 +131,12 @@ struct HostOps<'a> {
     request: Ns,
     irq_wake: Ns,
     cmd13: Ns,
+    /// When the failed attempt's busy ends, and how the host waits for it (`host.*`).
+    busy_end: Ns,
+    hw_busy_detect: bool,
+    busy_poll_min: Ns,
+    /// CMD13 polls sent.
+    polls: u64,
 }
 
 impl RecoveryOps for HostOps<'_> {
@@ -150,6 +156,19 @@ impl RecoveryOps for HostOps<'_> {
             t
         };
         end + self.reset_ns
+    }
+
+    /// `card_busy_detect`.
+    fn card_busy(&mut self, t: Ns) -> Ns {
+        let (end, polls) = poll_busy(
+            self.hw_busy_detect,
+            self.busy_poll_min,
+            self.cmd13,
+            t,
+            self.busy_end,
+        );
+        self.polls += polls;
+        end
     }
 
     /// `mmc_blk_read_single`: CMD17 per sector, up to `MMC_READ_SINGLE_RETRIES` more tries
@@ -177,6 +196,35 @@ impl RecoveryOps for HostOps<'_> {
         }
         (t, all_ok)
     }
+}
+
+/// Wait for the card to leave the programming state (busy until `busy_end`) after `t0`
+/// (`card_busy_detect` → `__mmc_poll_for_busy`), one CMD13 costing `cmd13`: with host busy
+/// detection the host sees the end of busy and one CMD13 confirms; otherwise CMD13 polls with
+/// a sleep doubling from `poll_min` to 32.768 ms. Returns when the card is seen ready and the
+/// CMD13s sent.
+fn poll_busy(hw_busy_detect: bool, poll_min: Ns, cmd13: Ns, t0: Ns, busy_end: Ns) -> (Ns, u64) {
+    let c = cmd13;
+    if hw_busy_detect {
+        return (t0.max(busy_end) + c, 1);
+    }
+    let mut t = t0 + c;
+    let mut polls = 1;
+    let mut delay = poll_min.max(1);
+    while t < busy_end && delay < BUSY_POLL_MAX_NS {
+        t += delay + c;
+        polls += 1;
+        delay = (delay * 2).min(BUSY_POLL_MAX_NS);
+    }
+    if t < busy_end {
+        // The sleep has reached its cap: the remaining polls are evenly spaced, counted in
+        // one step however long the card stays busy.
+        let step = delay + c;
+        let k = (busy_end - t).div_ceil(step);
+        t += k * step;
+        polls += k;
+    }
+    (t, polls)
 }
 
 /// A dispatching context asleep inside `queue_rq`.
@@ -560,10 +608,15 @@ impl MmcDriver {
             request,
             irq_wake,
             cmd13: costs.cmd13,
+            busy_end: tr.hw_done,
+            hw_busy_detect: self.cfg.host.hw_busy_detect,
+            busy_poll_min: self.cfg.host.busy_poll_min,
+            polls: 0,
         };
         let (end, outcome) =
             self.recovery
                 .rw_recovery(rq, read, tr.cmd.nr_sectors, tr.fault, t, &costs, &mut ops);
+        self.stats.cmd13_polls += ops.polls;
         self.dat_free = self.dat_free.max(end);
         tr.outcome = Some(outcome);
         self.tracked.insert(rq, tr);
@@ -669,30 +722,17 @@ impl MmcDriver {
         h.request + self.card.bus().cmd_ns(R1_BITS) + h.irq + h.wakeup
     }
 
-    /// Wait for the card to leave the programming state after `t0`
-    /// (`card_busy_detect` → `__mmc_poll_for_busy`): with host busy detection one CMD13 confirms;
-    /// otherwise CMD13 polls with a sleep doubling from `busy_poll_min` to 32.768 ms.
+    /// Wait for the card to leave the programming state after `t0` (see [`poll_busy`]).
     fn poll_busy(&mut self, t0: Ns, busy_end: Ns) -> Ns {
-        let c = self.cmd13_ns();
-        let mut t = t0 + c;
-        self.stats.cmd13_polls += 1;
-        if self.cfg.host.hw_busy_detect {
-            return t;
-        }
-        let mut delay = self.cfg.host.busy_poll_min.max(1);
-        while t < busy_end && delay < BUSY_POLL_MAX_NS {
-            t += delay + c;
-            self.stats.cmd13_polls += 1;
-            delay = (delay * 2).min(BUSY_POLL_MAX_NS);
-        }
-        if t < busy_end {
-            // The sleep has reached its cap: the remaining polls are evenly spaced, counted in
-            // one step however long the card stays busy.
-            let step = delay + c;
-            let k = (busy_end - t).div_ceil(step);
-            t += k * step;
-            self.stats.cmd13_polls += k;
-        }
+        let h = &self.cfg.host;
+        let (t, polls) = poll_busy(
+            h.hw_busy_detect,
+            h.busy_poll_min,
+            self.cmd13_ns(),
+            t0,
+            busy_end,
+        );
+        self.stats.cmd13_polls += polls;
         t
     }
 
