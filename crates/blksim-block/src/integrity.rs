@@ -193,6 +193,9 @@ impl Integrity {
             if op == Op::Write && nr > 0 {
                 d.submitted(version, sector, sector + nr as u64);
             }
+            if op == Op::Discard && nr > 0 && token & INTERNAL_TOKEN == 0 {
+                d.discard_submitted(sector, sector + nr as u64);
+            }
         }
         if Self::is_data_write(op) && token & INTERNAL_TOKEN == 0 && nr > 0 {
             *self
@@ -250,7 +253,7 @@ impl Integrity {
                     if ok {
                         let v = if op == Op::Discard { 0 } else { bio.version };
                         if let Some(d) = self.durability.as_mut() {
-                            d.acknowledged(s, e, v, fua || op == Op::Discard);
+                            d.acknowledged(s, e, v, fua);
                         }
                         self.for_tracked(s, e, |me, a, b| {
                             me.device.set(a, b, v);

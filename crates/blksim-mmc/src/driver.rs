@@ -131,6 +131,12 @@ struct HostOps<'a> {
     request: Ns,
     irq_wake: Ns,
     cmd13: Ns,
+    /// When the failed attempt's busy ends, and how the host waits for it (`host.*`).
+    busy_end: Ns,
+    hw_busy_detect: bool,
+    busy_poll_min: Ns,
+    /// CMD13 polls sent.
+    polls: u64,
 }
 
 impl RecoveryOps for HostOps<'_> {
@@ -150,6 +156,19 @@ impl RecoveryOps for HostOps<'_> {
             t
         };
         end + self.reset_ns
+    }
+
+    /// `card_busy_detect`.
+    fn card_busy(&mut self, t: Ns) -> Ns {
+        let (end, polls) = poll_busy(
+            self.hw_busy_detect,
+            self.busy_poll_min,
+            self.cmd13,
+            t,
+            self.busy_end,
+        );
+        self.polls += polls;
+        end
     }
 
     /// `mmc_blk_read_single`: CMD17 per sector, up to `MMC_READ_SINGLE_RETRIES` more tries
@@ -177,6 +196,35 @@ impl RecoveryOps for HostOps<'_> {
         }
         (t, all_ok)
     }
+}
+
+/// Wait for the card to leave the programming state (busy until `busy_end`) after `t0`
+/// (`card_busy_detect` → `__mmc_poll_for_busy`), one CMD13 costing `cmd13`: with host busy
+/// detection the host sees the end of busy and one CMD13 confirms; otherwise CMD13 polls with
+/// a sleep doubling from `poll_min` to 32.768 ms. Returns when the card is seen ready and the
+/// CMD13s sent.
+fn poll_busy(hw_busy_detect: bool, poll_min: Ns, cmd13: Ns, t0: Ns, busy_end: Ns) -> (Ns, u64) {
+    let c = cmd13;
+    if hw_busy_detect {
+        return (t0.max(busy_end) + c, 1);
+    }
+    let mut t = t0 + c;
+    let mut polls = 1;
+    let mut delay = poll_min.max(1);
+    while t < busy_end && delay < BUSY_POLL_MAX_NS {
+        t += delay + c;
+        polls += 1;
+        delay = (delay * 2).min(BUSY_POLL_MAX_NS);
+    }
+    if t < busy_end {
+        // The sleep has reached its cap: the remaining polls are evenly spaced, counted in
+        // one step however long the card stays busy.
+        let step = delay + c;
+        let k = (busy_end - t).div_ceil(step);
+        t += k * step;
+        polls += k;
+    }
+    (t, polls)
 }
 
 /// A dispatching context asleep inside `queue_rq`.
@@ -247,6 +295,8 @@ pub struct MmcDriver {
     leg_on_bus: Option<RqId>,
     leg_complete_req: Option<RqId>,
     leg_handoff: Option<RqId>,
+    /// Legacy: the request `complete_work` took (`mmc_blk_mq_complete_work`), until it ends.
+    leg_work: Option<RqId>,
     /// Legacy: the dispatcher is unmapping the previous request (`mmc_blk_mq_post_req`) after
     /// starting its own; (previous request, context) until `queue_rq` returns.
     leg_post: Option<(RqId, u32)>,
@@ -308,6 +358,7 @@ impl MmcDriver {
             leg_on_bus: None,
             leg_complete_req: None,
             leg_handoff: None,
+            leg_work: None,
             leg_post: None,
             waiter: None,
             sync_running: None,
@@ -385,6 +436,7 @@ impl MmcDriver {
         self.leg_on_bus = None;
         self.leg_complete_req = None;
         self.leg_handoff = None;
+        self.leg_work = None;
         self.hsq = HsqSlots::new(self.cfg.hsq_next_tag);
         self.hsq_depth = self.cfg.hsq_depth;
         self.hsq_preparing = 0;
@@ -556,10 +608,15 @@ impl MmcDriver {
             request,
             irq_wake,
             cmd13: costs.cmd13,
+            busy_end: tr.hw_done,
+            hw_busy_detect: self.cfg.host.hw_busy_detect,
+            busy_poll_min: self.cfg.host.busy_poll_min,
+            polls: 0,
         };
         let (end, outcome) =
             self.recovery
                 .rw_recovery(rq, read, tr.cmd.nr_sectors, tr.fault, t, &costs, &mut ops);
+        self.stats.cmd13_polls += ops.polls;
         self.dat_free = self.dat_free.max(end);
         tr.outcome = Some(outcome);
         self.tracked.insert(rq, tr);
@@ -665,30 +722,17 @@ impl MmcDriver {
         h.request + self.card.bus().cmd_ns(R1_BITS) + h.irq + h.wakeup
     }
 
-    /// Wait for the card to leave the programming state after `t0`
-    /// (`card_busy_detect` → `__mmc_poll_for_busy`): with host busy detection one CMD13 confirms;
-    /// otherwise CMD13 polls with a sleep doubling from `busy_poll_min` to 32.768 ms.
+    /// Wait for the card to leave the programming state after `t0` (see [`poll_busy`]).
     fn poll_busy(&mut self, t0: Ns, busy_end: Ns) -> Ns {
-        let c = self.cmd13_ns();
-        let mut t = t0 + c;
-        self.stats.cmd13_polls += 1;
-        if self.cfg.host.hw_busy_detect {
-            return t;
-        }
-        let mut delay = self.cfg.host.busy_poll_min.max(1);
-        while t < busy_end && delay < BUSY_POLL_MAX_NS {
-            t += delay + c;
-            self.stats.cmd13_polls += 1;
-            delay = (delay * 2).min(BUSY_POLL_MAX_NS);
-        }
-        if t < busy_end {
-            // The sleep has reached its cap: the remaining polls are evenly spaced, counted in
-            // one step however long the card stays busy.
-            let step = delay + c;
-            let k = (busy_end - t).div_ceil(step);
-            t += k * step;
-            self.stats.cmd13_polls += k;
-        }
+        let h = &self.cfg.host;
+        let (t, polls) = poll_busy(
+            h.hw_busy_detect,
+            h.busy_poll_min,
+            self.cmd13_ns(),
+            t0,
+            busy_end,
+        );
+        self.stats.cmd13_polls += polls;
         t
     }
 
@@ -755,6 +799,9 @@ impl MmcDriver {
             )
         });
         let ty = tr.ty as usize;
+        if self.leg_work == Some(rq) {
+            self.leg_work = None;
+        }
         assert!(self.in_flight[ty] > 0);
         self.in_flight[ty] -= 1;
         self.stats.completed += 1;
@@ -913,10 +960,17 @@ impl MmcDriver {
             self.run_sync(rq, ctx.id, ready, out);
             return BlkStatus::Blocked;
         }
-        if self.complete_lock_until > ready {
+        if self.leg_work.is_some() || self.complete_lock_until > now {
             // `complete_work` is still completing the previous request under
-            // `mq->complete_lock`: this context sleeps on the mutex (still inside queue_rq).
-            self.stats.legacy_lock_waits += 1;
+            // `mq->complete_lock`, and that request counts in `mq->in_flight` until its
+            // `mmc_blk_mq_post_req`. This context takes the mutex in
+            // `mmc_blk_mq_complete_prev_req` (`mmc_blk_rw_wait`) only after that, so it stays
+            // inside queue_rq (`mq->busy`) until the lock is free, and sleeps on it if its own
+            // prep ends first. (A dispatching CPU whose clock is already past the lock's
+            // release still waits for that completion to be delivered.)
+            if self.complete_lock_until > ready {
+                self.stats.legacy_lock_waits += 1;
+            }
             self.waiter = Some(Waiter {
                 ctx: ctx.id,
                 rq,
@@ -925,8 +979,10 @@ impl MmcDriver {
             });
             self.busy = true;
             self.stats.blocked += 1;
-            out.events
-                .push((self.complete_lock_until, self.ev(EV_LEG_HANDOFF, rq)));
+            out.events.push((
+                self.complete_lock_until.max(now),
+                self.ev(EV_LEG_HANDOFF, rq),
+            ));
             return BlkStatus::Blocked;
         }
         self.legacy_start(rq, ready, out);
@@ -960,14 +1016,21 @@ impl MmcDriver {
                 // The dispatcher sleeping in `mmc_blk_rw_wait` runs: poll-complete the previous
                 // request, then start its own.
                 let w = self.waiter.expect("legacy wake without a waiter");
-                let prev = self
-                    .leg_complete_req
-                    .take()
-                    .expect("legacy wake without a done request");
                 let t0 = now.max(w.ready_at).max(self.complete_lock_until);
-                let t = self.poll_completion(prev, t0);
-                self.complete_lock_until = t;
-                self.leg_handoff = Some(prev);
+                // `mmc_blk_mq_complete_prev_req`: a `complete_work` queued by an earlier
+                // completion may have run between the IRQ and this wake-up and completed
+                // `mq->complete_req` itself ("complete_work may still race with the dispatch
+                // of a following request", `mmc_blk_mq_req_done`); then there is no previous
+                // request, and this context only takes `complete_lock` before starting its own.
+                let t = match self.leg_complete_req.take() {
+                    Some(prev) => {
+                        let t = self.poll_completion(prev, t0);
+                        self.complete_lock_until = t;
+                        self.leg_handoff = Some(prev);
+                        t
+                    }
+                    None => t0,
+                };
                 out.events.push((t, self.ev(EV_LEG_HANDOFF, w.rq)));
             }
             EV_LEG_HANDOFF => {
@@ -987,8 +1050,9 @@ impl MmcDriver {
                     self.run_sync(w.rq, w.ctx, now + u, out);
                 } else {
                     // `mmc_start_request(new)`, then `mmc_blk_mq_post_req(prev)` unmaps and
-                    // completes the previous request, then `queue_rq` returns.
-                    self.legacy_start(w.rq, now, out);
+                    // completes the previous request, then `queue_rq` returns. The request
+                    // starts once its own prep is done (the lock may be free before that).
+                    self.legacy_start(w.rq, now.max(w.ready_at), out);
                     match prev {
                         Some(p) if u > 0 => {
                             self.cpu_free = self.cpu_free.max(now) + u;
@@ -1009,6 +1073,7 @@ impl MmcDriver {
                 // `mmc_blk_mq_complete_work`, unless a dispatcher already took the request:
                 // poll completion, `mmc_blk_mq_post_req` (unmap), end it, under complete_lock.
                 if let Some(prev) = self.leg_complete_req.take() {
+                    self.leg_work = Some(prev);
                     let t0 = now.max(self.complete_lock_until);
                     let t = self.poll_completion(prev, t0) + self.unmap_ns(prev);
                     self.complete_lock_until = t;

@@ -93,10 +93,13 @@ pub struct Costs {
     pub cmd12: Ns,
 }
 
-/// What recovery asks of the host and card: a reset (returns when it is done) and a
-/// sector-by-sector re-read (returns when it ends and whether every sector was read).
+/// What recovery asks of the host and card: a reset (returns when it is done), waiting for
+/// the card to leave its busy state (`card_busy_detect` from `t`: returns when a CMD13 shows
+/// it ready) and a sector-by-sector re-read (returns when it ends and whether every sector
+/// was read).
 pub trait RecoveryOps {
     fn reset(&mut self, t: Ns) -> Ns;
+    fn card_busy(&mut self, t: Ns) -> Ns;
     fn read_single(&mut self, rec: &mut Recovery, t: Ns) -> (Ns, bool);
 }
 
@@ -190,10 +193,12 @@ impl Recovery {
     ) -> (Ns, Outcome) {
         self.recoveries += 1;
         let mut retries = self.retries.get(&tag).copied().unwrap_or(0);
-        // __mmc_send_status; a data error leaves the card out of `tran`: mmc_blk_fix_state.
+        // __mmc_send_status; a data error leaves the card out of `tran`: mmc_blk_fix_state
+        // sends CMD12, then polls CMD13 until the card is no longer busy (a failed write may
+        // still be programming).
         let mut t = t + costs.cmd13;
         if fault.is_data() {
-            t += costs.cmd12 + costs.cmd13;
+            t = ops.card_busy(t + costs.cmd12);
         }
         let mut single = None;
         'recovery: {
@@ -280,6 +285,9 @@ mod tests {
         fn reset(&mut self, t: Ns) -> Ns {
             self.resets += 1;
             t + 1000
+        }
+        fn card_busy(&mut self, t: Ns) -> Ns {
+            t + costs().cmd13
         }
         fn read_single(&mut self, _rec: &mut Recovery, t: Ns) -> (Ns, bool) {
             self.singles += 1;

@@ -211,6 +211,11 @@ impl H {
         let Some((now, e)) = self.q.pop() else {
             return false;
         };
+        self.handle(now, e);
+        true
+    }
+
+    fn handle(&mut self, now: Ns, e: Ev) {
         match e {
             Ev::Drv(p) => {
                 let mut out = DriverOut {
@@ -234,14 +239,13 @@ impl H {
             }
             Ev::Run => {
                 if !self.blocked.is_empty() && self.dispatch.is_empty() {
-                    return true;
+                    return;
                 }
                 let ctx = 1000 + self.next_ctx;
                 self.next_ctx += 1;
                 self.run(ctx, now);
             }
         }
-        true
     }
 
     fn run_to_end(&mut self, max_events: u64) {
@@ -645,4 +649,119 @@ fn dma_unmap_is_hidden_inside_a_burst_and_exposed_at_its_end() {
     );
     let w = [big(Op::Write, 0)];
     assert_eq!(finish("5000", &w), finish("0", &w));
+}
+
+/// Legacy path with slow per-segment DMA map/unmap (as on the Ux500) and reads of many
+/// segments, at random arrival gaps: the dispatcher is often still unmapping the previous
+/// request (`mmc_blk_mq_post_req`) when its own request's IRQ comes, so `complete_work` takes
+/// that request, and the next `queue_rq` arrives while `complete_work` holds `complete_lock`
+/// but before the new request's prep is done. The request `complete_work` completes still
+/// counts in `mq->in_flight`, so that dispatcher must stay inside `queue_rq` until the lock is
+/// free: at most 2 ASYNC requests are ever accepted and not completed.
+#[test]
+fn legacy_dispatch_waits_for_complete_work_before_returning() {
+    let p = params("legacy")
+        .with("host.dma_map_per_seg_ns", "29000")
+        .with("host.dma_unmap_per_seg_ns", "29000");
+    let mut complete_work = 0;
+    for seed in 0..20u64 {
+        let mut rng = Rng::from_seed(seed);
+        let mut h = H::new(&p);
+        let mut t = 0;
+        for _ in 0..300 {
+            let nr = [8u32, 96, 256, 768][rng.below(4) as usize];
+            let sector = rng.below(1 << 18) * 8;
+            h.to_submit.push_back(Spec {
+                op: if rng.below(4) == 0 {
+                    Op::Write
+                } else {
+                    Op::Read
+                },
+                nr,
+                ..rd(sector)
+            });
+            t += rng.below(4_000_000);
+            h.q.push(t, Ev::Arrive);
+        }
+        h.run_to_end(10_000_000);
+        h.assert_all_done_once();
+        assert!(h.max_async <= 2, "seed {seed}: {} ASYNC", h.max_async);
+        let st = h.drv.stats();
+        let get = |k: &str| st.entries.iter().find(|(n, _)| n == k).unwrap().1;
+        complete_work += get("mmc_legacy_complete_work");
+    }
+    assert!(complete_work > 0);
+}
+
+/// Legacy path with a wake-up latency longer than a transfer (`host.wakeup_ns` 1.25 ms): a
+/// `complete_work` queued for an earlier request (which the dispatcher then completed itself)
+/// runs between the next request's IRQ and the sleeping dispatcher's wake-up, and completes
+/// `mq->complete_req` first. The woken dispatcher then finds no previous request
+/// (`mmc_blk_mq_complete_prev_req` with `complete_req` NULL) and just starts its own.
+#[test]
+fn legacy_wake_after_complete_work_took_the_request() {
+    let p = params("legacy")
+        .with("host.wakeup_ns", "1249999")
+        .with("host.dma_unmap_per_seg_ns", "29000");
+    for seed in 0..20u64 {
+        let mut rng = Rng::from_seed(seed);
+        let mut h = H::new(&p);
+        h.closed_loop = true;
+        for _ in 0..400 {
+            let nr = [8u32, 8, 12, 256][rng.below(4) as usize];
+            h.to_submit.push_back(Spec {
+                nr,
+                ..rd(rng.below(1 << 18) * 8)
+            });
+        }
+        for _ in 0..2 {
+            let s = h.to_submit.pop_front().unwrap();
+            h.submit(s, 0);
+        }
+        h.run_to_end(10_000_000);
+        h.assert_all_done_once();
+        assert_eq!(h.next_uid, 400);
+    }
+}
+
+/// A dispatching context runs on its own CPU clock, which may be past the time
+/// `complete_work` ends its request while that completion is not delivered yet. The request
+/// still counts in `mq->in_flight` until then, so the dispatcher waits for it inside
+/// `queue_rq` whatever its clock says: at most 2 ASYNC requests are ever accepted.
+#[test]
+fn legacy_dispatch_on_a_cpu_clock_ahead_waits_for_complete_work() {
+    let p = params("legacy").with("host.dma_unmap_per_seg_ns", "100000");
+    let mut h = H::new(&p);
+    let big = |sector| Spec {
+        nr: 512,
+        ..rd(sector)
+    };
+    // The dispatcher is still unmapping the first read when the second one's IRQ comes:
+    // complete_work takes the second read (and unmaps it for 6.4 ms).
+    h.submit(big(0), 0);
+    h.submit(big(4096), 0);
+    let get = |h: &H, k: &str| {
+        let st = h.drv.stats();
+        st.entries.iter().find(|(n, _)| n == k).unwrap().1
+    };
+    let (done_at, held) = loop {
+        let (t, ev) = h.q.pop().expect("complete_work never ran");
+        // `EV_DONE` (kind 5) after complete_work took the second read.
+        if matches!(ev, Ev::Drv(pl) if (pl >> 32) & 0xff == 5)
+            && get(&h, "mmc_legacy_complete_work") > 0
+        {
+            break (t, ev);
+        }
+        h.handle(t, ev);
+    };
+    assert!(h.blocked.is_empty());
+    // Two more reads dispatched by a context whose clock is 1 ms past that completion.
+    let ahead = done_at + 1_000_000;
+    h.submit(rd(8192), ahead);
+    h.submit(rd(12288), ahead);
+    h.run(2000, ahead);
+    h.handle(done_at, held);
+    h.run_to_end(1_000_000);
+    h.assert_all_done_once();
+    assert!(h.max_async <= 2);
 }

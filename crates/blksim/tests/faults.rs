@@ -87,6 +87,43 @@ fn faults_are_recovered_on_every_profile_and_path() {
     }
 }
 
+/// A write whose data transfer failed may still be programming when the legacy path's
+/// recovery starts (without host busy detection its IRQ comes at the end of the data):
+/// `mmc_blk_fix_state` polls CMD13 until the card is no longer busy before the request is
+/// retried, so the retry never finds the card busy.
+#[test]
+fn legacy_recovery_waits_for_a_failed_write_to_finish_programming() {
+    for seed in ["1", "2", "3"] {
+        let s = format!("--seed={seed}");
+        let (v, o) = json(&[
+            "run",
+            "--device=emmc-ux500",
+            "--set=host.hw_busy_detect=false",
+            "--set=card.fault_crc_ppm=100000",
+            &s,
+            "--name=f",
+            "--rw=readwrite",
+            "--size=1m",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let f = &v["blksim"]["faults"];
+        assert!(u(&f["retried"]) > 0, "seed {seed}: {f}");
+        assert_eq!(u(&f["failed_ios"]), 0, "seed {seed}: {f}");
+    }
+    // The case that found it.
+    let (_, o) = json(&[
+        "run",
+        "--device=emmc-ux500",
+        "--set=card.fault_crc_ppm=13360",
+        "--set=host.hw_busy_detect=false",
+        "--seed=3086897942021129109",
+        "--name=job0",
+        "--rw=readwrite",
+        "--size=64k",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// A fault that never goes away, on one request, gives the kernel's exact sequence.
 #[test]
 fn persistent_faults_follow_the_kernels_recovery_sequence() {

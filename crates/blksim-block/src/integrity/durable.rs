@@ -9,6 +9,11 @@
 //!   acknowledgement sequence when it is issued and, when it completes, every sector whose
 //!   last acknowledgement is at or before it becomes durable with the version it holds.
 //!
+//! A discard (version 0) is made durable the same way (`REQ_OP_DISCARD` carries no FUA): until
+//! a flush covers it, a sector discarded after its durable version was written may hold that
+//! old data or zeroes after a cut. Its effect counts from its submission: a discard in flight
+//! may have reached the medium.
+//!
 //! At a power cut the device reports the sectors that lost or tore data with what they hold
 //! now. Each is judged against what was durable, what the device acknowledged and what the
 //! submitter saw acknowledged (a write the flush machinery still had to POSTFLUSH was
@@ -17,6 +22,8 @@
 //!   flight that reached the medium);
 //! * older than what the submitter saw but not older than durable: *allowed* loss (data no
 //!   FLUSH or FUA covered), counted in sectors;
+//! * zeroes where a discard submitted after the durable version's write allows them: nothing
+//!   lost but the data of writes submitted after that discard (allowed);
 //! * older than durable, or a version never written to that sector: a *violation*.
 //!
 //! Afterwards everything on the medium is durable. The maps are not sampled (the oracle's
@@ -40,6 +47,11 @@ pub struct Durability {
     written: BTreeMap<u64, (u64, u64)>,
     /// Versions below this are no longer remembered.
     written_floor: u64,
+    /// The newest version submitted so far.
+    last_version: u64,
+    /// Sectors a discard may have zeroed (not made durable since): the first version
+    /// submitted after that discard.
+    zero_ok: ExtentMap,
     /// Sectors whose acknowledged data a power cut took, as FLUSH/FUA allow.
     pub lost_allowed: u64,
     /// Sectors where a power cut lost durable data or left data never written there.
@@ -60,12 +72,19 @@ impl Durability {
         if version == 0 {
             return;
         }
+        self.last_version = self.last_version.max(version);
         self.written.insert(version, (s, e));
         while self.written.len() > WRITTEN_BUDGET {
             if let Some((v, _)) = self.written.pop_first() {
                 self.written_floor = v + 1;
             }
         }
+    }
+
+    /// A user discard of `[s, e)` entered the block layer: from now until a flush covers it, a
+    /// cut may leave zeroes there instead of the durable version.
+    pub fn discard_submitted(&mut self, s: u64, e: u64) {
+        self.zero_ok.set(s, e, self.last_version + 1);
     }
 
     /// The device acknowledged a write of `version` (0: a discard) to `[s, e)`; `fua` if it
@@ -119,21 +138,28 @@ impl Durability {
         for &(s, e, found) in changed {
             for (a, b, ack) in acked.get(s, e) {
                 for (c, d, dur) in self.durable.get(a, b) {
-                    for (x, y, user) in seen.get(c, d) {
-                        let n = y - x;
-                        if found == ack {
-                            continue;
-                        }
-                        let ok = found == dur || (found > dur && self.plausible(found, x, y));
-                        if !ok {
-                            self.violations += n;
-                            if self.first_violation.is_none() {
-                                self.first_violation = Some(format!(
-                                    "power cut: sectors {x}..{y} hold version {found}, but version {dur} was durable (FLUSH/FUA) and {ack} acknowledged"
-                                ));
+                    for (x0, y0, user) in seen.get(c, d) {
+                        for (x, y, zero_from) in self.zero_ok.get(x0, y0) {
+                            let n = y - x;
+                            if found == ack {
+                                continue;
                             }
-                        } else if found < user {
-                            self.lost_allowed += n;
+                            // Zeroes from a discard submitted after the durable version's
+                            // write (`zero_from`: the first version submitted after it).
+                            let zeroed = found == 0 && dur < zero_from;
+                            let ok = found == dur
+                                || (found > dur && self.plausible(found, x, y))
+                                || zeroed;
+                            if !ok {
+                                self.violations += n;
+                                if self.first_violation.is_none() {
+                                    self.first_violation = Some(format!(
+                                        "power cut: sectors {x}..{y} hold version {found}, but version {dur} was durable (FLUSH/FUA) and {ack} acknowledged"
+                                    ));
+                                }
+                            } else if found < user && !(zeroed && user < zero_from) {
+                                self.lost_allowed += n;
+                            }
                         }
                     }
                 }
@@ -149,6 +175,7 @@ impl Durability {
             }
         }
         self.volatile.clear();
+        self.zero_ok.clear();
     }
 }
 
@@ -185,6 +212,65 @@ mod tests {
         e.power_cut(&[(0, 8, 0), (16, 24, 2)], &dev, &dev);
         assert_eq!(e.violations, 16, "{:?}", e.first_violation);
         assert!(e.first_violation.unwrap().contains("version 1 was durable"));
+    }
+
+    /// A discard not yet covered by a flush may leave the old data or zeroes; once flushed, or
+    /// once a write submitted after it is durable, zeroes are a violation again.
+    #[test]
+    fn an_unflushed_discard_may_leave_old_data_or_zeroes() {
+        let mut d = Durability::new(true);
+        d.submitted(1, 0, 8);
+        d.acknowledged(0, 8, 1, true); // FUA: version 1 durable
+        d.discard_submitted(0, 8);
+        let v1 = acked(&[(0, 8, 1)]);
+        // The discard reached the medium before the cut but was never acknowledged.
+        let mut e = d.clone();
+        e.power_cut(&[(0, 8, 0)], &v1, &v1);
+        assert_eq!(
+            (e.lost_allowed, e.violations),
+            (0, 0),
+            "{:?}",
+            e.first_violation
+        );
+        // Acknowledged, not flushed: old data or zeroes.
+        d.acknowledged(0, 8, 0, false);
+        let zero = acked(&[(0, 8, 0)]);
+        for found in [0, 1] {
+            let mut e = d.clone();
+            e.power_cut(&[(0, 8, found)], &zero, &zero);
+            assert_eq!((e.lost_allowed, e.violations), (0, 0), "found {found}");
+        }
+        // A later write acknowledged but not flushed: zeroes lose it, as allowed.
+        d.submitted(2, 0, 8);
+        d.acknowledged(0, 8, 2, false);
+        let v2 = acked(&[(0, 8, 2)]);
+        let mut e = d.clone();
+        e.power_cut(&[(0, 8, 0)], &v2, &v2);
+        assert_eq!((e.lost_allowed, e.violations), (8, 0));
+        // The same write made durable by FUA: zeroes now lose durable data.
+        let mut f = d.clone();
+        f.acknowledged(0, 8, 2, true);
+        f.power_cut(&[(0, 8, 0)], &v2, &v2);
+        assert_eq!(f.violations, 8);
+        // A flushed discard: zeroes, nothing lost.
+        let mut g = Durability::new(true);
+        g.submitted(1, 0, 8);
+        g.acknowledged(0, 8, 1, true);
+        g.discard_submitted(0, 8);
+        g.acknowledged(0, 8, 0, false);
+        let snap = g.flush_issued();
+        g.flush_completed(snap, &zero);
+        let mut h = g.clone();
+        h.power_cut(&[(0, 8, 0)], &zero, &zero);
+        assert_eq!((h.lost_allowed, h.violations), (0, 0));
+        // A cut settles a pending discard: if the old data stayed, it is durable, and a later
+        // cut may not turn it into zeroes.
+        let mut k = d.clone();
+        k.power_cut(&[(0, 8, 1)], &v2, &v2);
+        assert_eq!(k.violations, 0);
+        let v1 = acked(&[(0, 8, 1)]);
+        k.power_cut(&[(0, 8, 0)], &v1, &v1);
+        assert_eq!(k.violations, 8);
     }
 
     #[test]

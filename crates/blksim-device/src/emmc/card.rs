@@ -22,7 +22,7 @@ use super::bus::{BusTiming, R1_BITS};
 use super::content::{Content, Extents};
 use super::ftl::{Ftl, Nand};
 use blksim_core::Ns;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CardOp {
@@ -276,6 +276,44 @@ impl Engine {
     }
 }
 
+/// The L2P map segments resident in controller SRAM, in least-recently-used order, with a
+/// cost per command that follows the log of the segments held, not their number.
+#[derive(Debug, Default)]
+struct MapLru {
+    /// Segment → its last use, and last use → segment (oldest first).
+    by_seg: BTreeMap<u64, u64>,
+    by_use: BTreeMap<u64, u64>,
+    clock: u64,
+}
+
+impl MapLru {
+    /// A command touches `seg`: true if it was resident; otherwise it is loaded, evicting
+    /// the least recently used segment when `cap` are held.
+    fn touch(&mut self, seg: u64, cap: usize) -> bool {
+        self.clock += 1;
+        let hit = match self.by_seg.insert(seg, self.clock) {
+            Some(old) => {
+                self.by_use.remove(&old);
+                true
+            }
+            None => {
+                if self.by_use.len() >= cap {
+                    let (_, lru) = self.by_use.pop_first().unwrap();
+                    self.by_seg.remove(&lru);
+                }
+                false
+            }
+        };
+        self.by_use.insert(self.clock, seg);
+        hit
+    }
+
+    fn clear(&mut self) {
+        self.by_seg.clear();
+        self.by_use.clear();
+    }
+}
+
 /// Counters of the card model.
 #[derive(Clone, Debug, Default)]
 pub struct CardStats {
@@ -335,10 +373,12 @@ pub struct EmmcCard {
     /// Controller read buffer: NAND page ranges `[first, last]` most recently sensed, newest
     /// last, at most `read_buffer_bytes` of pages.
     rbuf: VecDeque<(u64, u64)>,
+    /// Pages the ranges in `rbuf` add up to.
+    rbuf_pages: u64,
     /// Next background operation start (0 = none scheduled yet).
     next_bkops: Ns,
-    /// L2P map segments resident in controller SRAM, least recently used first.
-    map_lru: VecDeque<u64>,
+    /// L2P map segments resident in controller SRAM.
+    map_lru: MapLru,
     pub stats: CardStats,
 }
 
@@ -351,8 +391,9 @@ impl EmmcCard {
             ftl,
             eng: Engine::default(),
             rbuf: VecDeque::new(),
+            rbuf_pages: 0,
             next_bkops: 0,
-            map_lru: VecDeque::new(),
+            map_lru: MapLru::default(),
             stats: CardStats::default(),
         }
     }
@@ -398,9 +439,11 @@ impl EmmcCard {
         }
         let r = self.page_range(cmd);
         self.rbuf.push_back(r);
+        self.rbuf_pages += r.1 - r.0 + 1;
         let cap = (self.cfg.read_buffer_bytes / self.nand.page_bytes).max(1);
-        while self.rbuf.iter().map(|(a, b)| b - a + 1).sum::<u64>() > cap && self.rbuf.len() > 1 {
-            self.rbuf.pop_front();
+        while self.rbuf_pages > cap && self.rbuf.len() > 1 {
+            let (a, b) = self.rbuf.pop_front().unwrap();
+            self.rbuf_pages -= b - a + 1;
         }
     }
 
@@ -411,6 +454,7 @@ impl EmmcCard {
         }
         let (f, l) = self.page_range(cmd);
         self.rbuf.retain(|&(a, b)| b < f || l < a);
+        self.rbuf_pages = self.rbuf.iter().map(|(a, b)| b - a + 1).sum();
     }
 
     /// Firmware time to translate a command's logical range: every L2P map segment it touches
@@ -427,16 +471,10 @@ impl EmmcCard {
         let last = ((cmd.sector + cmd.nr_sectors.max(1) as u64) * 512 - 1) / self.cfg.map_seg_bytes;
         let mut ns = 0;
         for seg in first..=last {
-            if let Some(i) = self.map_lru.iter().position(|&s| s == seg) {
-                self.map_lru.remove(i);
-            } else {
+            if !self.map_lru.touch(seg, cap) {
                 ns += self.cfg.map_miss;
                 self.stats.map_misses += 1;
-                if self.map_lru.len() >= cap {
-                    self.map_lru.pop_front();
-                }
             }
-            self.map_lru.push_back(seg);
         }
         ns
     }
@@ -596,6 +634,7 @@ impl Card for EmmcCard {
         self.eng.content = Some(ct);
         self.eng.t = at;
         self.rbuf.clear();
+        self.rbuf_pages = 0;
         self.map_lru.clear();
         self.stats.power_cuts += 1;
         changed
@@ -684,7 +723,10 @@ impl EmmcCard {
                 self.stats.bytes_written += cmd.bytes();
                 let data_end = data_start + self.bus.write_xfer_ns(blocks);
                 // The data, when the card keeps content: it supersedes older data waiting for
-                // the same sectors.
+                // the same sectors. What finished programming before it arrives is on NAND by
+                // then and is not superseded: bring the engine (programs, write-back) up to
+                // the data's arrival first.
+                self.eng.advance(data_start);
                 let data = match self.eng.content.take() {
                     Some(mut ct) => {
                         let d = ct.take(cmd.tag, &mut self.eng.waiting_data());
@@ -777,5 +819,36 @@ impl EmmcCard {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MapLru;
+
+    /// The map cache evicts the least recently used segment, a hit refreshes a segment, and
+    /// with many segments resident a lookup stays a lookup (it used to scan them all).
+    #[test]
+    fn map_lru_evicts_the_least_recently_used() {
+        let mut m = MapLru::default();
+        let cap = 2;
+        assert!(!m.touch(1, cap));
+        assert!(!m.touch(2, cap));
+        assert!(m.touch(1, cap));
+        // 2 is now the least recently used: loading 3 evicts it.
+        assert!(!m.touch(3, cap));
+        assert!(m.touch(1, cap) && m.touch(3, cap));
+        assert!(!m.touch(2, cap));
+        assert!(!m.touch(1, cap));
+        let mut big = MapLru::default();
+        let cap = 1 << 20;
+        for s in 0..200_000u64 {
+            assert!(!big.touch(s * 7919 % 1_000_003, cap));
+        }
+        for s in 0..200_000u64 {
+            assert!(big.touch(s * 7919 % 1_000_003, cap));
+        }
+        assert_eq!(big.by_seg.len(), 200_000);
+        assert_eq!(big.by_use.len(), 200_000);
     }
 }

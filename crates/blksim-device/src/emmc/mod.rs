@@ -264,6 +264,28 @@ mod tests {
         assert_eq!(end, acc.nand_end + c.bus().read_xfer_ns(8));
     }
 
+    /// A write-through write (no cache) is on NAND when its program ends, whether or not the
+    /// card's engine has looked since: the next write to the same sectors does not supersede
+    /// it, and a cut before that write's data arrives leaves the first version in place.
+    #[test]
+    fn a_finished_program_is_not_superseded_by_a_later_write() {
+        let p = ParamMap::new()
+            .with("card.capacity_mib", "64")
+            .with("card.cache_kib", "0");
+        let mut c = build_card(&p).unwrap();
+        c.keep_content();
+        c.stage_data(0, vec![(0, 8, 1)]);
+        let w1 = c.submit(0, &wr(0, 8), Proto::Cmd23);
+        // The second write's command comes well after the first is done; the cut comes
+        // before its data crosses the bus.
+        let t = w1.busy_end + 1_000_000;
+        c.stage_data(1, vec![(0, 8, 2)]);
+        let w2 = c.submit(t, &CardCmd { tag: 1, ..wr(0, 8) }, Proto::Cmd23);
+        assert!(w2.data_start > t + 1);
+        let changed = c.power_cut(t + 1);
+        assert_eq!(changed, vec![(0, 8, 1)], "the first write survives");
+    }
+
     #[test]
     fn build_rejects_bad_values_with_the_key() {
         let p = ParamMap::new()
