@@ -174,7 +174,9 @@ struct Task {
     rate_poisson: bool,
     rate_next: [Ns; 3],
     rate_rng: blksim_core::Rng,
+    /// `number_ios` × `loops` (`exceeds_number_ios`); 0 during a verify phase.
     number_ios: u64,
+    number_ios_cfg: u64,
     issued: u64,
     null_engine: bool,
     /// fio's null engine at `iodepth` > 1 queues io_us (syncs too) until a commit completes
@@ -188,7 +190,13 @@ struct Task {
     submit_yield: bool,
     /// fio's verify phase (`verify=` + `do_verify`): after the write phase the job reads its
     /// region back (`do_verify`); the block layer's integrity oracle checks every read.
-    verify_gen: Option<IoGen>,
+    verify_log: Option<crate::verify::VerifyLog>,
+    verify_reads: Option<crate::verify::VerifyReads>,
+    /// Reads and bytes of the current verify phase, which fio's `keep_running` counts.
+    verify_ios: u64,
+    verify_bytes: u64,
+    /// A power cut ended the write phase: read back, then stop.
+    crashed: bool,
     /// The read-back phase has started.
     in_verify: bool,
     /// `continue_on_error` bits and fio's error state: the first fatal error (`td->error`,
@@ -369,9 +377,11 @@ impl Sim {
             let root = blksim_workload::workload_root_seed(spec, seed);
             let streams = RngStreams::new(root);
             let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
-            let gen = IoGen::try_new(spec, region, &streams, i).map_err(|e| e.to_string())?;
-            let verify_gen = crate::verify::verify_gen(spec, region, &streams, i)
-                .map_err(|e| format!("{e} (in the verify phase)"))?;
+            let mut gen = IoGen::try_new(spec, region, &streams, i).map_err(|e| e.to_string())?;
+            let verify_log = crate::verify::VerifyLog::new(spec, &gen);
+            if verify_log.is_some() && !spec.time_based {
+                gen.stop_at_pass_ends();
+            }
             let depth = spec.effective_depth();
             let batch_submit = if spec.iodepth_batch_submit == 0 {
                 depth
@@ -463,13 +473,18 @@ impl Sim {
                 rate_poisson: spec.rate_poisson,
                 rate_next: [0; 3],
                 rate_rng: streams.stream(&format!("job{i}.rate")),
-                number_ios: spec.number_ios,
+                number_ios: spec.number_ios.saturating_mul(spec.loops.max(1) as u64),
+                number_ios_cfg: spec.number_ios.saturating_mul(spec.loops.max(1) as u64),
                 issued: 0,
                 null_engine,
                 null_queued: null_engine && spec.iodepth > 1,
                 is_sync_engine,
                 submit_yield: false,
-                verify_gen,
+                verify_log,
+                verify_reads: None,
+                verify_ios: 0,
+                verify_bytes: 0,
+                crashed: false,
                 in_verify: false,
                 continue_on_error: spec.continue_on_error,
                 error: 0,
@@ -1037,14 +1052,47 @@ impl Sim {
                         continue;
                     }
                 }
-                if task.error == 0
-                    && crate::verify::start_verify_phase(&mut task.gen, &mut task.verify_gen)
+                let go_on = task.error == 0 && !task.deadline_hit;
+                // After a power cut the job reads back what it wrote, as a verify run after
+                // a crash does, whatever time is left.
+                if !task.in_verify && (go_on || (task.crashed && task.error == 0)) {
+                    if let Some(log) = task.verify_log.take() {
+                        // `do_verify` after the pass: read back what it logged
+                        // (`clear_io_state` first).
+                        if task.crashed {
+                            task.deadline = None;
+                            task.deadline_hit = false;
+                        }
+                        task.verify_reads = Some(log.into_reads());
+                        task.held = None;
+                        task.in_verify = true;
+                        task.gen_done = false;
+                        task.last_was_sync = false;
+                        task.number_ios = 0;
+                        task.verify_ios = 0;
+                        task.verify_bytes = 0;
+                        continue;
+                    }
+                }
+                if task.in_verify {
+                    task.in_verify = false;
+                    task.verify_reads = None;
+                    task.number_ios = task.number_ios_cfg;
+                    if let Some(g) = task.gen.as_mut() {
+                        g.verified(task.verify_ios, task.verify_bytes);
+                    }
+                }
+                // `keep_running`: another pass (`clear_io_state`), with its own log.
+                if let Some(g) = task
+                    .gen
+                    .as_mut()
+                    .filter(|g| go_on && !task.crashed && g.at_pass_end())
                 {
-                    task.in_verify = true;
+                    g.resume();
+                    task.verify_log = Some(crate::verify::VerifyLog::for_pass(g));
                     task.gen_done = false;
-                    task.deadline = None;
-                    task.deadline_hit = false;
-                    task.number_ios = 0;
+                    task.end_fsync_done = false;
+                    task.last_was_sync = false;
                     continue;
                 }
                 self.finish_task(t, now);
@@ -1073,7 +1121,11 @@ impl Sim {
             // Next io_u.
             let io = match task.held.take() {
                 Some(io) => io,
-                None => match task.gen.as_mut().and_then(|g| g.next()) {
+                None => match if task.in_verify {
+                    task.verify_reads.as_mut().and_then(|r| r.next())
+                } else {
+                    task.gen.as_mut().and_then(|g| g.next())
+                } {
                     Some(io) => io,
                     None => {
                         task.gen_done = true;
@@ -1170,6 +1222,13 @@ impl Sim {
             if io.ddir == Ddir::Write {
                 task.wrote = true;
                 task.writes_issued += 1;
+            }
+            if let Some(log) = task.verify_log.as_mut() {
+                log.logged(&io);
+            }
+            if task.in_verify {
+                task.verify_ios += 1;
+                task.verify_bytes += io.len;
             }
             let full = task.in_flight + task.pending.len() as u32 >= task.depth;
             if task.pending.len() as u32 >= task.batch_submit || full {
@@ -1641,6 +1700,7 @@ impl Sim {
             if task.state == TaskState::Running {
                 // No new I/O from now; a sleeping task wakes to drain and read back.
                 task.deadline_hit = true;
+                task.crashed = true;
                 if task.sleeping {
                     self.evq.push(at, Ev::TaskDeadline(t as u32));
                 }

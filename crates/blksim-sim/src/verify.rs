@@ -1,17 +1,29 @@
 //! fio's write-then-verify phases (`verify=`, `do_verify`).
 //!
-//! In fio a job with `verify=<method>` that writes logs what it wrote and, when the write
-//! phase is over, `do_verify()` (backend.c) reads it back and checks it. blksim simulates no
+//! In fio a job with `verify=<method>` that writes logs every write it issues
+//! (`log_io_piece`, iolog.c) and, when the write phase is over, `do_verify()` (backend.c)
+//! reads the logged pieces back (`get_next_verify`) and checks them. blksim simulates no
 //! data: the method (md5, crc32c, ...) only means "check", and the check is the block layer's
 //! integrity oracle (`blksim_block::integrity`), which compares every read with the last write
-//! that completed on each sector. The read-back phase reads the job's whole region once,
-//! sequentially, in blocks of the write block size (fio reads back the logged blocks sorted by
-//! offset, which for a job that covered its region is the same sequence; sectors the job never
-//! wrote read back as version 0 and check trivially).
+//! that completed on each sector.
+//!
+//! What is read back, and in which order, is fio's:
+//! * with a random map (random I/O, `norandommap` off, fio's own generator, not LFSR) the log
+//!   is a list in issue order (the map already keeps a block from being written twice in a
+//!   pass). blksim keeps no list: it replays a copy of the write generator taken before the
+//!   first I/O, which yields the same writes in the same order, in constant memory;
+//! * otherwise the log is fio's rbtree sorted by offset, where a new piece replaces the pieces
+//!   it overlaps. blksim keeps the same ordered map, whose size follows the written footprint
+//!   (one entry per distinct piece), not the number of writes.
+//!
+//! `thread_main` verifies after every pass (`do_io`), not once at the end, and not at all
+//! after a pass that runtime cut short (`td->terminate`): so does the engine, and the
+//! generator stops at each pass end of a verifying job ([`IoGen::stop_at_pass_ends`]).
 
-use blksim_core::RngStreams;
-use blksim_job::{JobSpec, RwPattern};
-use blksim_workload::{IoGen, Region};
+use std::collections::BTreeMap;
+
+use blksim_job::{Ddir, JobSpec, RwPattern};
+use blksim_workload::{IoGen, IoU};
 
 /// Whether the job has a verify phase: `verify` set, `do_verify=1`, and it writes.
 pub fn has_verify_phase(spec: &JobSpec) -> bool {
@@ -22,39 +34,134 @@ pub fn has_verify_phase(spec: &JobSpec) -> bool {
     spec.verify.is_some() && spec.do_verify && writes
 }
 
-/// The read-back generator of a job's verify phase, if it has one.
-pub fn verify_gen(
-    spec: &JobSpec,
-    region: Region,
-    streams: &RngStreams,
-    job_index: usize,
-) -> Result<Option<IoGen>, blksim_job::ParseError> {
-    if !has_verify_phase(spec) {
-        return Ok(None);
-    }
-    let mut v = spec.clone();
-    v.rw = RwPattern::Read;
-    v.bs[0] = v.bs[1].clone();
-    v.time_based = false;
-    v.runtime_ns = 0;
-    v.number_ios = 0;
-    v.loops = 1;
-    v.io_size = None;
-    v.rate = [0; 3];
-    v.rate_iops = [0; 3];
-    v.thinktime_ns = 0;
-    let streams = RngStreams::new(streams.stream(&format!("job{job_index}.verify")).next_u64());
-    IoGen::try_new(&v, region, &streams, job_index).map(Some)
+/// The writes a job logged for its verify phase.
+#[derive(Debug)]
+pub enum VerifyLog {
+    /// Issue order: the write generator as it was before the first I/O, and how many writes
+    /// were issued since.
+    Replay { gen: Box<IoGen>, writes: u64 },
+    /// Offset order, overlapping pieces replaced by the newer one: offset → length.
+    Sorted(BTreeMap<u64, u64>),
 }
 
-/// At the end of the write phase: switch the task to its read-back generator. Returns true if
-/// a verify phase starts now.
-pub fn start_verify_phase(gen: &mut Option<IoGen>, verify: &mut Option<IoGen>) -> bool {
-    match verify.take() {
-        Some(v) => {
-            *gen = Some(v);
-            true
+impl VerifyLog {
+    /// The log of a job about to start its write phase with generator `gen`; None if the job
+    /// has no verify phase.
+    pub fn new(spec: &JobSpec, gen: &IoGen) -> Option<Self> {
+        has_verify_phase(spec).then(|| Self::for_pass(gen))
+    }
+
+    /// An empty log for the pass `gen` is about to run.
+    pub fn for_pass(gen: &IoGen) -> Self {
+        if gen.uses_random_map() {
+            VerifyLog::Replay {
+                gen: Box::new(gen.clone()),
+                writes: 0,
+            }
+        } else {
+            VerifyLog::Sorted(BTreeMap::new())
         }
-        None => false,
+    }
+
+    /// `log_io_piece`: a write was issued.
+    pub fn logged(&mut self, io: &IoU) {
+        if io.ddir != Ddir::Write {
+            return;
+        }
+        match self {
+            VerifyLog::Replay { writes, .. } => *writes += 1,
+            VerifyLog::Sorted(map) => {
+                let (s, e) = (io.offset, io.offset + io.len);
+                // Drop every logged piece the new one overlaps (fio's rbtree insert removes
+                // an overlapping entry and restarts).
+                let first = map
+                    .range(..s)
+                    .next_back()
+                    .filter(|&(&o, &l)| o + l > s)
+                    .map(|(&o, _)| o);
+                let overlapped: Vec<u64> = first
+                    .into_iter()
+                    .chain(map.range(s..e).map(|(&o, _)| o))
+                    .collect();
+                for o in overlapped {
+                    map.remove(&o);
+                }
+                map.insert(s, io.len);
+            }
+        }
+    }
+
+    /// The read-back, in fio's order.
+    pub fn into_reads(self) -> VerifyReads {
+        match self {
+            VerifyLog::Replay { gen, writes } => VerifyReads::Replay { gen, left: writes },
+            VerifyLog::Sorted(map) => VerifyReads::Sorted(map.into_iter()),
+        }
+    }
+}
+
+/// The verify phase's reads (`get_next_verify`).
+#[derive(Debug)]
+pub enum VerifyReads {
+    Replay { gen: Box<IoGen>, left: u64 },
+    Sorted(std::collections::btree_map::IntoIter<u64, u64>),
+}
+
+impl Iterator for VerifyReads {
+    type Item = IoU;
+
+    fn next(&mut self) -> Option<IoU> {
+        match self {
+            VerifyReads::Replay { gen, left } => {
+                while *left > 0 {
+                    let io = gen.next()?;
+                    if io.ddir == Ddir::Write {
+                        *left -= 1;
+                        return Some(IoU {
+                            ddir: Ddir::Read,
+                            ..io
+                        });
+                    }
+                }
+                None
+            }
+            VerifyReads::Sorted(it) => it.next().map(|(offset, len)| IoU {
+                ddir: Ddir::Read,
+                offset,
+                len,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(offset: u64, len: u64) -> IoU {
+        IoU {
+            ddir: Ddir::Write,
+            offset,
+            len,
+        }
+    }
+
+    /// fio's rbtree: sorted by offset, a newer piece replaces those it overlaps.
+    #[test]
+    fn sorted_log_replaces_overlapped_pieces() {
+        let mut log = VerifyLog::Sorted(BTreeMap::new());
+        for io in [w(8192, 4096), w(0, 4096), w(2048, 4096), w(16384, 4096)] {
+            log.logged(&io);
+        }
+        let reads: Vec<(u64, u64)> = log.into_reads().map(|r| (r.offset, r.len)).collect();
+        // [2048, 6144) replaced [0, 4096).
+        assert_eq!(reads, vec![(2048, 4096), (8192, 4096), (16384, 4096)]);
+        let mut log = VerifyLog::Sorted(BTreeMap::new());
+        for io in [w(8192, 4096), w(0, 4096), w(4096, 8192)] {
+            log.logged(&io);
+        }
+        let reads: Vec<(u64, u64)> = log.into_reads().map(|r| (r.offset, r.len)).collect();
+        // [4096, 12288) replaced [8192, 12288).
+        assert_eq!(reads, vec![(0, 4096), (4096, 8192)]);
     }
 }

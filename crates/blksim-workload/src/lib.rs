@@ -311,6 +311,18 @@ pub struct IoGen {
     /// Set by get_next_block for the I/O being built: do not mark the random map.
     busy_ok: bool,
     finished: bool,
+    /// The job verifies after each pass (`thread_main` runs `do_verify` after every
+    /// `do_io`): the generator stops at a pass end until [`IoGen::resume`].
+    pass_stops: bool,
+    at_pass_end: bool,
+    resuming: bool,
+    /// Reads of the verify phases so far: fio's `io_blocks`/`io_bytes`, which
+    /// `keep_running` reads, count them (the issue counters do not).
+    verify_ios: u64,
+    verify_bytes: u64,
+    /// A verify phase ran after the last pass: `do_verify`'s `clear_io_state` cleared the
+    /// files' done state, so `keep_running`'s `fio_files_done` does not stop the job.
+    verified: bool,
 }
 
 impl IoGen {
@@ -436,6 +448,12 @@ impl IoGen {
             pending_write: None,
             busy_ok: false,
             finished: false,
+            pass_stops: false,
+            at_pass_end: false,
+            resuming: false,
+            verify_ios: 0,
+            verify_bytes: 0,
+            verified: false,
         };
         g.reset_file();
         Ok(g)
@@ -558,6 +576,32 @@ impl IoGen {
         self.region
     }
 
+    /// Stop at the end of each pass (a job with a verify phase after every `do_io`): `next`
+    /// returns None with [`IoGen::at_pass_end`] set, until [`IoGen::resume`].
+    pub fn stop_at_pass_ends(&mut self) {
+        self.pass_stops = true;
+    }
+
+    /// `next` returned None at the end of a pass, not at the end of the job.
+    pub fn at_pass_end(&self) -> bool {
+        self.at_pass_end
+    }
+
+    /// The verify phase after this pass read `ios` blocks of `bytes` in all.
+    pub fn verified(&mut self, ios: u64, bytes: u64) {
+        self.verify_ios += ios;
+        self.verify_bytes += bytes;
+        self.verified = true;
+    }
+
+    /// Go on after a pass end: `keep_running` decides whether another pass starts.
+    pub fn resume(&mut self) {
+        if self.at_pass_end {
+            self.at_pass_end = false;
+            self.resuming = true;
+        }
+    }
+
     /// Whether the random map (fio's axmap) is in use.
     pub fn uses_random_map(&self) -> bool {
         self.map.is_some()
@@ -596,6 +640,11 @@ impl IoGen {
                         self.finished = true;
                         return None;
                     }
+                    if self.pass_stops && !self.resuming {
+                        self.at_pass_end = true;
+                        return None;
+                    }
+                    self.resuming = false;
                     if !self.keep_running() {
                         self.finished = true;
                         return None;
@@ -631,7 +680,8 @@ impl IoGen {
         } else {
             b[2]
         };
-        bytes >= self.byte_limit || (self.ios_limit != 0 && self.total_ios >= self.ios_limit)
+        bytes >= self.byte_limit
+            || (self.ios_limit != 0 && self.total_ios + self.verify_ios >= self.ios_limit)
     }
 
     /// `keep_running` after a pass ended.
@@ -643,18 +693,19 @@ impl IoGen {
             self.loops_left -= 1;
             return true;
         }
-        if self.ios_limit != 0 && self.total_ios >= self.ios_limit {
+        if self.ios_limit != 0 && self.total_ios + self.verify_ios >= self.ios_limit {
             return false;
         }
-        let done: u64 = self.issued_bytes.iter().sum();
+        let done: u64 = self.issued_bytes.iter().sum::<u64>() + self.verify_bytes;
         if done < self.keep_limit {
             let diff = self.keep_limit - done;
             if diff < self.max_bs_all {
                 return false;
             }
             // "fio_files_done(td) && !td->o.io_size": without io_size a pass that ended
-            // early (holes, map) is not repeated.
-            if self.io_size_opt.is_none() {
+            // early (holes, map) is not repeated, unless a verify phase cleared the files'
+            // done state.
+            if self.io_size_opt.is_none() && !std::mem::take(&mut self.verified) {
                 return false;
             }
             return true;
@@ -665,6 +716,7 @@ impl IoGen {
     /// `clear_io_state`: files reset, rwmix counter reset, streams re-seeded (randrepeat).
     fn new_pass(&mut self) {
         self.passes += 1;
+        self.verified = false;
         self.pass_bytes = 0;
         self.pass_ios = 0;
         self.rwmix_issues = 0;

@@ -198,6 +198,7 @@ fn null_engine_jobs_and_counts_match_fio() {
         "random-distributions.fio",
         "rw-modes.fio",
         "null-syncs.fio",
+        "null-verify.fio",
     ] {
         let ours = blksim_json(rel, "json");
         let theirs = fio_json(rel, "json");

@@ -788,7 +788,8 @@ fn job_bound(j: &JobSpec) -> Option<Estimate> {
         .io_size
         .or(region)
         .map(|b| (b.saturating_mul(loops) / min_bs).saturating_add(loops + 1));
-    let by_count = (j.number_ios > 0).then_some(j.number_ios);
+    // `exceeds_number_ios`: number_ios × loops.
+    let by_count = (j.number_ios > 0).then_some(j.number_ios.saturating_mul(loops));
     let mut ios = if j.time_based {
         by_count?
     } else {
@@ -801,6 +802,7 @@ fn job_bound(j: &JobSpec) -> Option<Estimate> {
         ios = ios.saturating_mul(2);
     }
     let bytes = ios.saturating_mul(max_bs);
+    let rw_ios = ios;
     // fio 3.33 decides on a sync by the last *completed* io_u (`should_fsync`), so while syncs
     // are in flight more may start: up to a queue's worth per write.
     let mut work = ios;
@@ -812,9 +814,9 @@ fn job_bound(j: &JobSpec) -> Option<Estimate> {
     let mut extra = u64::from(j.end_fsync);
     let mut extra_bytes = 0;
     if blksim_sim::verify::has_verify_phase(j) {
-        let reads = region? / j.bs[1].min.max(1) + 1;
-        extra += reads;
-        extra_bytes = reads.saturating_mul(j.bs[1].max);
+        // Each pass's verify reads back at most the writes it logged.
+        extra += rw_ios;
+        extra_bytes = rw_ios.saturating_mul(j.bs[1].max);
     }
     Some(Estimate {
         ios: ios.saturating_add(extra),
