@@ -204,6 +204,33 @@ impl Engine {
             ct.advance(to);
         }
     }
+    /// `n` intervals of `iv` from `start` (the engine standing at `start`), each a background
+    /// operation of `iv - per` followed by `per` of write-back: the same state as advancing
+    /// to each interval's start in turn (a chunk written back in interval `q` reaches the
+    /// media after the programs that ended by that interval's start), in O(chunks).
+    fn write_back_intervals(&mut self, start: Ns, iv: Ns, per: Ns, n: u64) {
+        let total = n * per;
+        let mut done = 0;
+        while done < total {
+            let Some(c) = self.fifo.front_mut() else {
+                break;
+            };
+            let d = c.rem.min(total - done);
+            c.rem -= d;
+            done += d;
+            if c.rem == 0 {
+                let c = self.fifo.pop_front().unwrap();
+                if let Some(ct) = self.content.as_mut() {
+                    ct.advance(start + (done - 1) / per * iv);
+                    ct.to_media(&c.data);
+                }
+            }
+        }
+        self.t = start + n * iv;
+        if let Some(ct) = self.content.as_mut() {
+            ct.advance(self.t);
+        }
+    }
     fn chunk_dirty(c: &Chunk) -> u64 {
         if c.total == 0 {
             return 0;
@@ -489,26 +516,13 @@ impl EmmcCard {
         if self.next_bkops == 0 {
             self.next_bkops = self.cfg.bkops_interval;
         }
-        let iv = self.cfg.bkops_interval;
-        while self.next_bkops <= at {
-            let start = self.next_bkops;
-            self.eng.advance(start);
-            if self.eng.fifo.is_empty() && self.eng.t <= start {
-                // Idle since: every operation up to `at` runs alone and ends before the next
-                // one starts (`bkops_ns < bkops_interval_ns`), so only the last one leaves a
-                // trace on the engine. Skip to it in constant time, whatever the idle span.
-                let n = (at - start) / iv + 1;
-                let last = start + (n - 1) * iv;
-                self.eng.t = last + self.cfg.bkops;
-                self.stats.bkops += n;
-                self.next_bkops = last + iv;
-                break;
-            }
-            let s = start.max(self.eng.t);
-            self.eng.t = s + self.cfg.bkops;
-            self.stats.bkops += 1;
-            self.next_bkops += iv;
-        }
+        self.stats.bkops += bkops_until(
+            &mut self.eng,
+            &mut self.next_bkops,
+            self.cfg.bkops_interval,
+            self.cfg.bkops,
+            at,
+        );
     }
 
     fn nand_pages(&self, cmd: &CardCmd) -> u64 {
@@ -517,6 +531,61 @@ impl EmmcCard {
         let last = ((cmd.sector + cmd.nr_sectors.max(1) as u64) * 512 - 1) / pb;
         last - first + 1
     }
+}
+
+/// Background operations due from `*next` up to `at`, every `iv`, each holding the engine
+/// for `bk` (< `iv`): the engine state afterwards is what running them one at a time gives,
+/// computed in time independent of their number. Returns how many ran.
+fn bkops_until(eng: &mut Engine, next: &mut Ns, iv: Ns, bk: Ns, at: Ns) -> u64 {
+    let mut count = 0;
+    while *next <= at {
+        let start = *next;
+        eng.advance(start);
+        if eng.fifo.is_empty() && eng.t <= start {
+            // Idle since: every operation up to `at` runs alone and ends before the next
+            // one starts (`bkops_ns < bkops_interval_ns`), so only the last one leaves a
+            // trace on the engine. Skip to it in constant time, whatever the idle span.
+            let n = (at - start) / iv + 1;
+            let last = start + (n - 1) * iv;
+            eng.t = last + bk;
+            count += n;
+            *next = last + iv;
+            break;
+        }
+        if eng.t <= start {
+            // Busy with write-back: each interval is one operation, then `iv - bkops` of
+            // write-back. Jump over the intervals that cannot empty the backlog, in
+            // constant time, whatever their number.
+            let per = iv - bk;
+            let starts = (at - start) / iv + 1;
+            let full = (eng.backlog() / per).min(starts - 1);
+            if full > 1 {
+                eng.write_back_intervals(start, iv, per, full);
+                count += full;
+                *next = start + full * iv;
+                continue;
+            }
+        }
+        if eng.t > start {
+            // The engine is ahead (a long foreground operation): operations queue behind
+            // it, each `bkops` long, while their starts move `iv` on, closing the gap by
+            // `iv - bkops` each. Jump over those that still find it ahead.
+            let per = iv - bk;
+            let starts = (at - start) / iv + 1;
+            let k = ((eng.t - start) / per).min(starts);
+            if k > 1 {
+                eng.t += k * bk;
+                count += k;
+                *next = start + k * iv;
+                continue;
+            }
+        }
+        let s = start.max(eng.t);
+        eng.t = s + bk;
+        count += 1;
+        *next += iv;
+    }
+    count
 }
 
 impl Card for EmmcCard {
@@ -824,7 +893,61 @@ impl EmmcCard {
 
 #[cfg(test)]
 mod tests {
-    use super::MapLru;
+    use super::{bkops_until, Chunk, Engine, MapLru};
+    use blksim_core::{Ns, RngStreams};
+
+    /// Background operations one at a time, as the model defines them.
+    fn bkops_stepwise(eng: &mut Engine, next: &mut Ns, iv: Ns, bk: Ns, at: Ns) -> u64 {
+        let mut count = 0;
+        while *next <= at {
+            let start = *next;
+            eng.advance(start);
+            eng.t = start.max(eng.t) + bk;
+            count += 1;
+            *next += iv;
+        }
+        count
+    }
+
+    /// The constant-time catch-up of background operations (idle, busy with write-back,
+    /// behind a long foreground operation) leaves the engine exactly as running them one at
+    /// a time does.
+    #[test]
+    fn bkops_catch_up_equals_running_them_one_by_one() {
+        let mut r = RngStreams::new(7).stream("bkops");
+        for _ in 0..2000 {
+            let iv = r.range_inclusive(2, 5000);
+            let bk = r.range_inclusive(1, iv - 1);
+            let mut a = Engine {
+                t: r.below(50_000),
+                ..Default::default()
+            };
+            for _ in 0..r.below(6) {
+                let rem = r.range_inclusive(1, 200_000);
+                a.fifo.push_back(Chunk {
+                    bytes: 4096,
+                    rem,
+                    total: rem,
+                    data: Vec::new(),
+                });
+            }
+            let mut b = Engine {
+                t: a.t,
+                fifo: a.fifo.clone(),
+                content: None,
+            };
+            let (mut na, mut nb) = (iv, iv);
+            let mut at = 0;
+            for _ in 0..4 {
+                at += r.below(300_000);
+                let ca = bkops_until(&mut a, &mut na, iv, bk, at);
+                let cb = bkops_stepwise(&mut b, &mut nb, iv, bk, at);
+                assert_eq!((ca, na, a.t), (cb, nb, b.t), "iv {iv} bk {bk} at {at}");
+                let rems = |e: &Engine| e.fifo.iter().map(|c| c.rem).collect::<Vec<_>>();
+                assert_eq!(rems(&a), rems(&b));
+            }
+        }
+    }
 
     /// The map cache evicts the least recently used segment, a hit refreshes a segment, and
     /// with many segments resident a lookup stays a lookup (it used to scan them all).
