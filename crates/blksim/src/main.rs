@@ -4,6 +4,7 @@
 //! (blksim-job), a device profile (blksim-sim::profile), a run (blksim-sim), fio's report
 //! out (blksim-report).
 
+mod bench;
 mod fuzz;
 
 use blksim_sim::profile::{Profile, BUNDLED, DEFAULT_DEVICE};
@@ -16,7 +17,7 @@ const USAGE: &str = "\
 usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim devices
        blksim params
-       blksim bench [--ios=N] [--runs=N]
+       blksim bench [--workload=null|emmc|server|write] [--ios=N] [--runs=N] [--runtime=S]
        blksim fuzz [--seconds=N] [--seed=N] [--cases=N] [...]
        blksim --cmdhelp[=OPTION]
 
@@ -61,7 +62,7 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
         "run" => run(&args[1..]),
         "devices" => devices().map(|()| ExitCode::SUCCESS),
         "params" => params().map(|()| ExitCode::SUCCESS),
-        "bench" => bench(&args[1..]).map(|()| ExitCode::SUCCESS),
+        "bench" => bench::bench(&args[1..]).map(|()| ExitCode::SUCCESS),
         "fuzz" => {
             if args[1..].iter().any(|a| a == "--help" || a == "-h") {
                 return write_stdout(fuzz::USAGE.as_bytes()).map(|()| ExitCode::SUCCESS);
@@ -294,7 +295,7 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
     Ok(cli)
 }
 
-fn parse_u64(s: &str) -> Option<u64> {
+pub(crate) fn parse_u64(s: &str) -> Option<u64> {
     let s = s.trim();
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         u64::from_str_radix(h, 16).ok()
@@ -446,91 +447,6 @@ fn ctime_utc(t: u64) -> String {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ][(mo - 1) as usize];
     format!("{wday} {mon} {d:2} {h:02}:{m:02}:{s:02} {y}")
-}
-
-/// `blksim bench`: simulated I/Os per wall-clock second and peak memory for the issue's
-/// reference workload (4 KiB randread, libaio iodepth 32, one job, none, null_blk irqmode=2).
-fn bench(args: &[String]) -> Result<(), String> {
-    let mut ios: u64 = 5_000_000;
-    let mut runs = 3;
-    for a in args {
-        if let Some(v) = a.strip_prefix("--ios=") {
-            ios = parse_u64(v).ok_or("--ios: expected a number")?;
-        } else if let Some(v) = a.strip_prefix("--runs=") {
-            runs = parse_u64(v).ok_or("--runs: expected a number")? as usize;
-        } else {
-            return Err(format!(
-                "bench: unknown argument '{a}' (expected --ios=N, --runs=N)"
-            ));
-        }
-    }
-    let fio: Vec<String> = [
-        "--name=bench",
-        "--rw=randread",
-        "--bs=4k",
-        "--ioengine=libaio",
-        "--iodepth=32",
-        "--direct=1",
-        "--norandommap",
-        &format!("--number_ios={ios}"),
-        // io_size beyond the device wraps, as in fio, so the count is not capped by capacity.
-        &format!("--io_size={}", ios * 4096),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let jobs = blksim_job::cli::parse_cli(&fio).map_err(|e| e.to_string())?;
-    let mut profile = Profile::load("null_blk")?;
-    profile.set("irqmode=2")?;
-    profile.set("queue.scheduler=none")?;
-    let mut best = f64::MAX;
-    let mut best_cpu = f64::MAX;
-    for _ in 0..runs.max(1) {
-        let t0 = std::time::Instant::now();
-        let c0 = thread_cpu_ns();
-        let out = setup::run(&jobs, &profile, &RunOptions::default())?;
-        let dt = t0.elapsed().as_secs_f64();
-        best_cpu = best_cpu.min((thread_cpu_ns().saturating_sub(c0)) as f64 / 1e9);
-        let done: u64 = out.blk.ios.iter().sum();
-        if done != ios {
-            return Err(format!("bench: expected {ios} I/Os, simulated {done}"));
-        }
-        best = best.min(dt);
-    }
-    let rss = peak_rss_kib();
-    println!("workload: 4k randread, libaio iodepth=32, 1 job, none, null_blk irqmode=2");
-    println!("simulated I/Os: {ios}");
-    println!("best wall time of {runs}: {best:.3} s");
-    println!("simulated I/Os per second: {:.0}", ios as f64 / best);
-    if best_cpu > 0.0 {
-        // CPU time of the simulating thread: robust when other work shares the machine.
-        println!(
-            "best CPU time of {runs}: {best_cpu:.3} s ({:.0} simulated I/Os per CPU-second)",
-            ios as f64 / best_cpu
-        );
-    }
-    println!("peak RSS: {rss} KiB");
-    Ok(())
-}
-
-/// CPU time of this thread in ns (`/proc/thread-self/schedstat`, first field), 0 if unknown.
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
