@@ -395,6 +395,39 @@ impl CpuModel {
     }
 }
 
+/// What a driver that runs work in a kernel thread may ask of the CPU model (loop's worker,
+/// `loop_process_work`): which CPU an unbound work item runs on, and running work there
+/// after what that CPU already runs.
+pub trait CpuService {
+    /// The CPU that can start work earliest at `at` (the lowest such CPU): where the
+    /// scheduler places an unbound workqueue's kworker (`WQ_UNBOUND`).
+    fn least_busy(&self, at: Ns) -> u16;
+    /// Run `cost` ns of work on `cpu`, from `at` or when the CPU is free if later; returns
+    /// when it ends.
+    fn run(&mut self, cpu: u16, at: Ns, cost: Ns) -> Ns;
+}
+
+impl CpuService for CpuModel {
+    fn least_busy(&self, at: Ns) -> u16 {
+        let mut best = 0;
+        for (c, &b) in self.busy_until.iter().enumerate() {
+            if b.max(at) < self.busy_until[best].max(at) {
+                best = c;
+            }
+        }
+        best as u16
+    }
+
+    fn run(&mut self, cpu: u16, at: Ns, cost: Ns) -> Ns {
+        if !self.on {
+            // The ideal platform: work takes no CPU time and never waits for a CPU.
+            return at.saturating_add(cost);
+        }
+        self.floor = self.floor.max(at);
+        self.charge(cpu, at, cost)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,7 +39,7 @@ pub struct CallCtx {
 /// What a driver asks the rest of the simulation to do.
 #[derive(Default, Debug)]
 pub struct DriverOut {
-    /// Driver timers: call [`Driver::on_event`] with this payload at this time.
+    /// Driver timers: call [`Driver::on_event_cpu`] with this payload at this time.
     pub events: Vec<(Ns, u64)>,
     /// Requests the driver completed now (`blk_mq_end_request` / `blk_mq_complete_request`).
     pub completions: Vec<(RqId, BlkStatus)>,
@@ -160,6 +160,26 @@ pub trait Driver {
 
     /// A timer the driver scheduled through [`DriverOut::events`] fired.
     fn on_event(&mut self, payload: u64, pool: &RqPool, now: Ns, out: &mut DriverOut);
+
+    /// A driver timer, for drivers that run work in a kernel thread on the platform's CPUs
+    /// (loop's worker): the same as [`Self::on_event`], with the CPU model as a service.
+    fn on_event_cpu(
+        &mut self,
+        payload: u64,
+        pool: &RqPool,
+        now: Ns,
+        _cpu: &mut dyn crate::cpu::CpuService,
+        out: &mut DriverOut,
+    ) {
+        self.on_event(payload, pool, now, out)
+    }
+
+    /// The CPU on which the driver calls `blk_mq_complete_request` for `rq` when it
+    /// completes it from a thread (loop's worker) rather than from the device's interrupt;
+    /// `None` (the default): from the interrupt, on `platform.irq_cpu`.
+    fn completing_cpu(&self, _rq: RqId) -> Option<u16> {
+        None
+    }
 
     /// Facts for the JSON `blksim` key (per-layer time, slot waits...).
     fn stats(&self) -> DriverStats {

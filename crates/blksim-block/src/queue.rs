@@ -1042,16 +1042,23 @@ impl RequestQueue {
         if !self.cpu.on {
             let mut t = now;
             while let Some((rq, st)) = out.drv.completions.pop() {
-                self.ctx_cpu = self.completion_cpu(rq);
+                self.ctx_cpu = self.completion_cpu(rq, drv.completing_cpu(rq));
                 self.end_request(rq, st, drv, &mut t, out);
             }
             return;
         }
         while let Some((rq, st)) = out.drv.completions.pop() {
-            let cpu = self.completion_cpu(rq);
+            // A driver thread (loop's worker) completes in its own context: no interrupt.
+            let from = drv.completing_cpu(rq);
+            let cpu = self.completion_cpu(rq, from);
             self.ctx_cpu = cpu;
             let start = self.cpu.begin(cpu, now);
-            let mut clk = start + self.cpu.costs.irq_ns;
+            let irq = if from.is_some() {
+                0
+            } else {
+                self.cpu.costs.irq_ns
+            };
+            let mut clk = start + irq;
             self.end_request(rq, st, drv, &mut clk, out);
             self.cpu.end(cpu, start, clk);
         }
@@ -1095,9 +1102,13 @@ impl RequestQueue {
     /// asks for the submitting CPU (2) or (1, the default) the two CPUs do not share a cache.
     /// Restarts and the driver's queue runs issued from there become kblockd work on that CPU,
     /// and that CPU's sbitmap hint allocates the next driver tags.
-    fn completion_cpu(&self, rq: RqId) -> u16 {
+    /// `from`: the CPU a driver thread calls `blk_mq_complete_request` on, instead of the
+    /// interrupt's.
+    fn completion_cpu(&self, rq: RqId, from: Option<u16>) -> u16 {
         let sub = self.pool.get(rq).cpu;
-        let Some(irq) = self.irq_cpu else { return sub };
+        let Some(irq) = from.or(self.irq_cpu) else {
+            return sub;
+        };
         let share = self.llc_cpus == 0 || irq / self.llc_cpus == sub / self.llc_cpus;
         match self.lim.rq_affinity {
             0 => irq,

@@ -737,8 +737,13 @@ impl Sim {
                     .run_work(h, at, cpu, &mut *self.driver, now, &mut self.out);
             }
             Ev::Driver(p) => {
-                self.driver
-                    .on_event(p, &self.queue.pool, now, &mut self.out.drv);
+                self.driver.on_event_cpu(
+                    p,
+                    &self.queue.pool,
+                    now,
+                    &mut self.queue.cpu,
+                    &mut self.out.drv,
+                );
                 self.queue
                     .drain_driver_completions(&mut *self.driver, now, &mut self.out);
             }

@@ -47,6 +47,10 @@ pub const BUNDLED: &[Bundled] = &[
         name: "null_blk-server",
         toml: include_str!("../../../profiles/null_blk-server.toml"),
     },
+    Bundled {
+        name: "loop-2cpu",
+        toml: include_str!("../../../profiles/loop-2cpu.toml"),
+    },
 ];
 
 /// The default device when no `--device` is given: eMMC is what blksim is for (issue #3).
@@ -157,11 +161,11 @@ impl Profile {
             }
         }
         if p.driver.is_empty() {
-            return Err(format!("{file}: missing 'driver' (null_blk or mmc)"));
+            return Err(format!("{file}: missing 'driver' (null_blk, loop or mmc)"));
         }
-        if !["null_blk", "mmc"].contains(&p.driver.as_str()) {
+        if !["null_blk", "loop", "mmc"].contains(&p.driver.as_str()) {
             return Err(format!(
-                "{file}:{}: driver '{}': expected null_blk or mmc",
+                "{file}:{}: driver '{}': expected null_blk, loop or mmc",
                 find_line(text, "driver", None),
                 p.driver
             ));

@@ -81,6 +81,28 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                 .map_err(|e| locate(p, &e))?;
             Ok(Box::new(blksim_nullblk::NullBlk::new(cfg)))
         }
+        "loop" => {
+            for (k, v) in &p.device_keys() {
+                if !blksim_loop::LOOP_PARAMS.iter().any(|d| d.key == k) {
+                    let hint =
+                        crate::profile::nearest(k, blksim_loop::LOOP_PARAMS.iter().map(|d| d.key))
+                            .map(|s| format!(" (did you mean '{s}'?)"))
+                            .unwrap_or_default();
+                    return Err(format!("{}: unknown loop parameter '{k}'{hint}", v.origin));
+                }
+            }
+            for top in ["host", "card"] {
+                if let Some((k, v)) = p.with_prefix(top).first() {
+                    return Err(format!(
+                        "{}: '{top}.{k}' applies to MMC devices, not loop",
+                        v.origin
+                    ));
+                }
+            }
+            let cfg =
+                blksim_loop::LoopConfig::from_lookup(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
+            Ok(Box::new(blksim_loop::Loop::new(cfg)))
+        }
         "mmc" => {
             if let Some((k, v)) = p.device_keys().first() {
                 return Err(format!(
@@ -341,6 +363,7 @@ fn erase_block_bytes(p: &Profile) -> Option<u64> {
 pub fn devname(p: &Profile) -> String {
     match p.driver.as_str() {
         "null_blk" => "nullb0".into(),
+        "loop" => "loop0".into(),
         _ => "mmcblk0".into(),
     }
 }

@@ -122,11 +122,16 @@ fn params() -> Result<(), String> {
     use std::fmt::Write as _;
     let mut o = String::new();
     use blksim_core::ParamDef;
-    let tables: [(&str, &str, &[ParamDef]); 5] = [
+    let tables: [(&str, &str, &[ParamDef]); 6] = [
         (
             "null_blk ([device], bare --set keys)",
             "",
             blksim_nullblk::NULL_BLK_PARAMS,
+        ),
+        (
+            "loop ([device] of driver = \"loop\", bare --set keys)",
+            "",
+            blksim_loop::LOOP_PARAMS,
         ),
         (
             "queue ([queue], --set=queue.KEY)",

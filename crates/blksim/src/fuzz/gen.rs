@@ -234,6 +234,7 @@ pub fn param_space(driver: &str, elevator: &str) -> Vec<SetKey> {
     };
     match driver {
         "null_blk" => add("", blksim_nullblk::NULL_BLK_PARAMS),
+        "loop" => add("", blksim_loop::LOOP_PARAMS),
         _ => {
             add("", blksim_device::emmc::CARD_PARAMS);
             add("", blksim_device::emmc::HOST_PARAMS);

@@ -364,7 +364,8 @@ fn case_paths(c: &Case) -> (String, String) {
                 q
             }
         }
-        _ => "null_blk".into(),
+        Some(d) => d.into(),
+        None => "?".into(),
     };
     let sched = blksim_sched::canonical_name(&sched)
         .unwrap_or("?")
