@@ -174,10 +174,10 @@ pub trait Driver {
         self.on_event(payload, pool, now, out)
     }
 
-    /// The CPU on which the driver calls `blk_mq_complete_request` for `rq` when it
-    /// completes it from a thread (loop's worker) rather than from the device's interrupt;
-    /// `None` (the default): from the interrupt, on `platform.irq_cpu`.
-    fn completing_cpu(&self, _rq: RqId) -> Option<u16> {
+    /// The CPU on which the driver calls `blk_mq_complete_request` for the completions it
+    /// reports now, when it completes from a thread (loop's worker) rather than from the
+    /// device's interrupt; `None` (the default): from the interrupt, on `platform.irq_cpu`.
+    fn completing_cpu(&self) -> Option<u16> {
         None
     }
 

@@ -1039,17 +1039,17 @@ impl RequestQueue {
     /// With the CPU model on, each runs as an interrupt context on the submitting CPU
     /// (`blk_mq_complete_request` steers the completion there, `blk_mq_complete_need_ipi`).
     pub fn drain_driver_completions(&mut self, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
+        // A driver thread (loop's worker) completes in its own context: no interrupt.
+        let from = drv.completing_cpu();
         if !self.cpu.on {
             let mut t = now;
             while let Some((rq, st)) = out.drv.completions.pop() {
-                self.ctx_cpu = self.completion_cpu(rq, drv.completing_cpu(rq));
+                self.ctx_cpu = self.completion_cpu(rq, from);
                 self.end_request(rq, st, drv, &mut t, out);
             }
             return;
         }
         while let Some((rq, st)) = out.drv.completions.pop() {
-            // A driver thread (loop's worker) completes in its own context: no interrupt.
-            let from = drv.completing_cpu(rq);
             let cpu = self.completion_cpu(rq, from);
             self.ctx_cpu = cpu;
             let start = self.cpu.begin(cpu, now);

@@ -252,7 +252,7 @@ impl Driver for Loop {
         }
     }
 
-    fn completing_cpu(&self, _rq: RqId) -> Option<u16> {
+    fn completing_cpu(&self) -> Option<u16> {
         Some(self.worker_cpu)
     }
 
