@@ -77,9 +77,30 @@ pub fn tunables_of(table: &'static [ParamDef], value: impl Fn(&str) -> String) -
 /// Locking: the caller (the block layer) models the scheduler lock (`dd->lock`,
 /// `bfqd->lock`, `khd->lock`) around `insert_requests`, `dispatch_request` and the merge
 /// hooks; implementations need no locking of their own.
+/// What an elevator's hooks cost the CPU model and how they take its lock, declared by each
+/// elevator (no elevator inherits another's). A platform supplies the speed (its `elv_*_ns`
+/// are mq-deadline's per-hook costs, its hand-off and cold-line costs are the machine's) and
+/// may override the numbers per elevator (`platform.elv_cost_pct_<name>`,
+/// `platform.elv_cold_lines_<hook>_<name>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuFootprint {
+    /// The hooks' instruction cost, in % of the platform's `elv_*_ns`.
+    pub cost_pct: u64,
+    /// Lines of shared elevator state each hook writes, in [`crate::cpu::ElvHook`] order
+    /// (merge, insert, dispatch, finish): paid per line when the lock came from another CPU.
+    pub cold_lines: [u64; 4],
+    /// `insert_requests` takes the lock once per request rather than once per list.
+    pub lock_per_insert: bool,
+    /// `finish_request` runs under the elevator lock rather than lock-free.
+    pub locked_finish: bool,
+}
+
 pub trait Elevator {
     /// The name `scheduler` shows (`mq-deadline`, `kyber`, `bfq`, ...).
     fn name(&self) -> &'static str;
+
+    /// The CPU footprint of this elevator's hooks (see [`CpuFootprint`]).
+    fn cpu_footprint(&self) -> CpuFootprint;
 
     /// `insert_requests`: add requests (in list order). `at_head` for requeues and
     /// `BLK_MQ_INSERT_AT_HEAD`.

@@ -27,7 +27,7 @@ pub mod request;
 pub mod tags;
 
 pub use driver::{BlkStatus, Driver, DriverOut};
-pub use elevator::{Elevator, ElvMerge, Tunable};
+pub use elevator::{CpuFootprint, Elevator, ElvMerge, Tunable};
 pub use limits::QueueLimits;
 pub use queue::RequestQueue;
 pub use request::{Bio, BioId, Op, Request, RqId, RqPool};

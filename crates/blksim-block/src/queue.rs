@@ -221,10 +221,12 @@ pub struct RequestQueue {
     total_in_flight: u32,
     /// CPUs and locks (issue #4); off (all costs zero) unless [`Self::set_cpu_costs`].
     pub cpu: crate::cpu::CpuModel,
-    /// bfq takes `bfqd->lock` per request in `bfq_insert_request` and in
-    /// `bfq_finish_requeue_request`; mq-deadline once per list in `dd_insert_requests` and
-    /// not at all at completion (`dd_finish_request` is an atomic increment).
-    elv_lock_per_rq: bool,
+    /// How the elevator takes its lock ([`crate::CpuFootprint`]): once per request on insert
+    /// (bfq's `bfq_insert_request`) or once per list (`dd_insert_requests`), and whether
+    /// its completion hook is locked (`bfq_finish_requeue_request`) or not
+    /// (`dd_finish_request`).
+    elv_lock_per_insert: bool,
+    elv_locked_finish: bool,
     /// Scratch of [`Self::dispatch_rq_list`]: per-hctx groups, hctx → group slot, leftovers.
     list_groups: Vec<ListGroup>,
     hctx_group: Vec<u32>,
@@ -299,7 +301,8 @@ impl RequestQueue {
             last_busy_change: 0,
             total_in_flight: 0,
             cpu: crate::cpu::CpuModel::default(),
-            elv_lock_per_rq: false,
+            elv_lock_per_insert: false,
+            elv_locked_finish: false,
             list_groups: Vec::new(),
             hctx_group: vec![0; nr_hw],
             list_left: Vec::new(),
@@ -364,7 +367,9 @@ impl RequestQueue {
     /// Turn the CPU model on with these per-step costs (see [`crate::cpu`]).
     pub fn set_cpu_costs(&mut self, costs: crate::cpu::CpuCosts) {
         self.cpu = crate::cpu::CpuModel::new(costs, self.nr_cpus, self.hctxs.len());
-        self.elv_lock_per_rq = self.elevator_name() == "bfq";
+        let fp = self.elevator.as_ref().map(|e| e.cpu_footprint());
+        self.elv_lock_per_insert = fp.is_some_and(|f| f.lock_per_insert);
+        self.elv_locked_finish = fp.is_some_and(|f| f.locked_finish);
     }
 
     pub fn elevator_name(&self) -> &'static str {
@@ -836,7 +841,7 @@ impl RequestQueue {
         if self.cpu.on && self.elevator.is_some() && !list.is_empty() {
             let cpu = self.pool.get(list[0]).cpu;
             let one = self.cpu.costs.elv(self.cpu.costs.elv_insert_ns);
-            if self.elv_lock_per_rq {
+            if self.elv_lock_per_insert {
                 for _ in 0..list.len() {
                     let _ = self.cpu.elv_hold(cpu, now, one, ElvHook::Insert);
                 }
@@ -1921,7 +1926,7 @@ impl RequestQueue {
             self.pool.get_mut(rq).rq_flags &= !crate::request::rqf::ELV;
             if self.cpu.on {
                 let c = self.cpu.costs.elv(self.cpu.costs.elv_complete_ns);
-                if self.elv_lock_per_rq {
+                if self.elv_locked_finish {
                     let cpu = self.cpu.cur_cpu;
                     let _ = self.cpu.elv_hold(cpu, now, c, ElvHook::Finish);
                 } else {

@@ -63,6 +63,14 @@ struct Fifo {
 }
 
 impl blksim_block::Elevator for Fifo {
+    fn cpu_footprint(&self) -> blksim_block::CpuFootprint {
+        blksim_block::CpuFootprint {
+            cost_pct: 100,
+            cold_lines: [0; 4],
+            lock_per_insert: false,
+            locked_finish: false,
+        }
+    }
     fn name(&self) -> &'static str {
         "fifo"
     }

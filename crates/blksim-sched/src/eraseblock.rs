@@ -569,6 +569,18 @@ impl Elevator for EraseBlock {
         "eraseblock"
     }
 
+    /// mq-deadline's footprint: reads and ungroupable writes go through the mq-deadline it
+    /// wraps, under one lock per list and per dispatch; the grouping of writes by erase block
+    /// is a lookup in the same lists (blksim model, no measurement of its own).
+    fn cpu_footprint(&self) -> blksim_block::CpuFootprint {
+        blksim_block::CpuFootprint {
+            cost_pct: 100,
+            cold_lines: [2, 3, 3, 0],
+            lock_per_insert: false,
+            locked_finish: false,
+        }
+    }
+
     fn insert_requests(&mut self, pool: &mut RqPool, rqs: &[RqId], at_head: bool, now: Ns) {
         for &rq in rqs {
             let r = pool.get(rq);

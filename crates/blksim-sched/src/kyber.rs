@@ -293,6 +293,21 @@ impl Elevator for Kyber {
         "kyber"
     }
 
+    /// 60 % of mq-deadline's hook costs (blksim model: kyber's hooks move requests between
+    /// lists and take domain tokens, with no sorting or expiry bookkeeping). The model charges
+    /// one elevator lock for the list insert and dispatch, with mq-deadline's cold-line counts:
+    /// in the kernel inserts take the per-CPU `kcq->lock` (`kyber_insert_requests`) and
+    /// dispatch `khd->lock` (`kyber_dispatch_request`), which the model does not separate yet.
+    /// `kyber_finish_request` releases a token lock-free.
+    fn cpu_footprint(&self) -> blksim_block::CpuFootprint {
+        blksim_block::CpuFootprint {
+            cost_pct: 60,
+            cold_lines: [2, 3, 3, 0],
+            lock_per_insert: false,
+            locked_finish: false,
+        }
+    }
+
     /// `kyber_insert_requests`: tail (or head) of the request's CPU queue for its domain.
     fn insert_requests(&mut self, pool: &mut RqPool, rqs: &[RqId], at_head: bool, _now: Ns) {
         for &rq in rqs {

@@ -386,6 +386,21 @@ impl Elevator for MqDeadline {
         "mq-deadline"
     }
 
+    /// The reference elevator of the platform costs (100 %). One `dd->lock` for merge, insert
+    /// (once per list, `dd_insert_requests`) and dispatch; `dd_finish_request` is lock-free.
+    /// Cold lines written per hook: merge 2 (per_prio[BE] sort_list root, hash bucket:
+    /// `dd_bio_merge` / `dd_request_merge`), insert 3 (sort/fifo heads, stats.inserted, hash
+    /// bucket: `dd_insert_request`), dispatch 3 (per_prio lists and latest_pos, stats,
+    /// batching/starved: `dd_dispatch_request`).
+    fn cpu_footprint(&self) -> blksim_block::CpuFootprint {
+        blksim_block::CpuFootprint {
+            cost_pct: 100,
+            cold_lines: [2, 3, 3, 0],
+            lock_per_insert: false,
+            locked_finish: false,
+        }
+    }
+
     /// `dd_insert_requests` → `dd_insert_request` (insert merges are attempted by the core
     /// through [`Elevator::try_insert_merge`] first).
     fn insert_requests(&mut self, pool: &mut RqPool, rqs: &[RqId], at_head: bool, now: Ns) {

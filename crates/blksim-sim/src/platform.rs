@@ -34,11 +34,14 @@
 //! pulling one request per lock hold the driver can see the elevator's 1, 2, 3, 4 as
 //! 1, 3, 2, 4 (`blksim.dispatch_inversions`); batch dispatch issues each batch in order.
 //!
-//! Elevator costs (`elv_*`) are given for mq-deadline and scaled per scheduler by
-//! `elv_cost_pct_<scheduler>`: bfq's per-request bookkeeping (per-process queues, B-WF2Q+
-//! tree updates, think time and seek statistics, weight counters, injection; reference
-//! §3.6) makes every one of its hooks several times dearer; its larger hot state is the
-//! separate cold footprint above.
+//! Elevator costs (`elv_*`) are given for mq-deadline; each elevator declares its own
+//! footprint (`Elevator::cpu_footprint`: the scale of those costs, its cold lines per hook,
+//! whether it locks per request on insert and on completion), which a profile may override
+//! per elevator (`elv_cost_pct_<scheduler>`, `elv_cold_lines_<hook>_<scheduler>`): bfq's
+//! per-request bookkeeping (per-process queues, B-WF2Q+ tree updates, think time and seek
+//! statistics, weight counters, injection; Documentation/block/bfq-iosched.rst) makes every
+//! one of its hooks several times dearer; its larger hot state is the separate cold
+//! footprint above.
 //!
 //! The bundled `null_blk` profile keeps the **ideal platform**: every cost zero, so no
 //! clock moves, no lock is consulted and closed-form results stay exact.
@@ -54,8 +57,10 @@
 //! CPUs spinning, so such a term would not separate mainline from batch anyway).
 
 use blksim_block::cpu::CpuCosts;
+use blksim_block::CpuFootprint;
 use blksim_core::param::MAX_STEP_NS;
 use blksim_core::ParamDef;
+use std::collections::BTreeMap;
 
 /// Platform parameters (`platform.*` in a profile): key, unit, default, meaning, source.
 /// Every cost defaults to 0 (the ideal platform).
@@ -79,10 +84,10 @@ pub const PLATFORM_PARAMS: &[ParamDef] = &[
     ParamDef::new("elv_cold_lines_insert_bfq", "lines", "6", 0, 1024, "footprint of bfq_insert_request: bfqq (refs, sort_list, fifo, next_rq, think time / seek stats), bfqd queued and injection fields, entity + service tree + weights tree when the queue becomes busy", "block/bfq-iosched.c bfq_insert_request/bfq_add_request (reference §3.6)"),
     ParamDef::new("elv_cold_lines_dispatch_bfq", "lines", "10", 0, 1024, "footprint of bfq_dispatch_request: bfqd dispatch/in-service/queued/rq_in_driver, peak-rate and injection fields, in-service bfqq, B-WF2Q+ entity service and sched_data vtime (bfq_bfqq_served), amortised expiry and next-queue lookup", "block/bfq-iosched.c __bfq_dispatch_request, bfq-wf2q.c (reference §3.3, §3.6)"),
     ParamDef::new("elv_cold_lines_finish_bfq", "lines", "4", 0, 1024, "footprint of bfq_finish_requeue_request: bfqd rq_in_driver, completion and injection fields, bfqq dispatched / ttime", "block/bfq-iosched.c bfq_completed_request (reference §3.6)"),
-    ParamDef::new("elv_cost_pct_mq-deadline", "%", "100", 0, 10_000, "scale of the elv_* costs for mq-deadline", "blksim model (reference)"),
-    ParamDef::new("elv_cost_pct_bfq", "%", "270", 0, 10_000, "scale of the elv_* costs for bfq", "reference §3.6: ~1.9 us vs ~0.7 us per request for mq-deadline"),
-    ParamDef::new("elv_cost_pct_kyber", "%", "60", 0, 10_000, "scale of the elv_* costs for kyber", "blksim model (kyber's hooks are lighter than mq-deadline's)"),
-    ParamDef::new("elv_cost_pct_eraseblock", "%", "100", 0, 10_000, "scale of the elv_* costs for eraseblock", "blksim model (deadline-like)"),
+    ParamDef::new("elv_cost_pct_mq-deadline", "%", "100", 0, 10_000, "scale of the elv_* costs for mq-deadline (overrides the elevator's declared footprint)", "declared by mq-deadline (cpu_footprint): the reference of the elv_* costs"),
+    ParamDef::new("elv_cost_pct_bfq", "%", "270", 0, 10_000, "scale of the elv_* costs for bfq (overrides the elevator's declared footprint)", "declared by bfq (cpu_footprint): Documentation/block/bfq-iosched.rst, ~1.9 us vs ~0.7 us per request for mq-deadline"),
+    ParamDef::new("elv_cost_pct_kyber", "%", "60", 0, 10_000, "scale of the elv_* costs for kyber (overrides the elevator's declared footprint)", "declared by kyber (cpu_footprint): blksim model, kyber's hooks are lighter than mq-deadline's"),
+    ParamDef::new("elv_cost_pct_eraseblock", "%", "100", 0, 10_000, "scale of the elv_* costs for eraseblock (overrides the elevator's declared footprint)", "declared by eraseblock (cpu_footprint): blksim model, deadline-like"),
     ParamDef::new("queue_rq_ns", "ns", "0", 0, MAX_STEP_NS, "driver queue_rq per request with blk_mq_start_request, under the hardware queue's driver lock", "blksim model"),
     ParamDef::new("lock_handoff_ns", "ns", "0", 0, MAX_STEP_NS, "cost of a hctx or driver lock moving to another CPU (one cache line)", "blksim model"),
     ParamDef::new("complete_ns", "ns", "0", 0, MAX_STEP_NS, "blk_mq_end_request per request: stats, tags, bio_endio, the submitter's completion event and wake-up call", "blksim model"),
@@ -107,16 +112,19 @@ pub struct Platform {
     pub kblockd_jitter_ns: u64,
     pub kblockd_tail_ppm: u64,
     pub kblockd_tail_ns: u64,
-    /// Block-layer step costs; `elv_cost_pct` is set per scheduler by [`Self::cpu_costs`].
+    /// Block-layer step costs; the elevator's part is set by [`Self::cpu_costs`].
     pub costs: CpuCosts,
-    pub elv_cost_pct_deadline: u64,
-    pub elv_cost_pct_bfq: u64,
-    pub elv_cost_pct_kyber: u64,
-    pub elv_cost_pct_eraseblock: u64,
-    /// Cold footprints per hook (merge, insert, dispatch, finish) for mq-deadline (also used
-    /// for kyber and eraseblock) and bfq.
-    pub elv_cold_lines_deadline: [u64; 4],
-    pub elv_cold_lines_bfq: [u64; 4],
+    /// The profile's overrides of elevators' declared footprints, by elevator name
+    /// (`elv_cost_pct_<name>`, `elv_cold_lines_<hook>_<name>`).
+    pub elv_overrides: BTreeMap<String, ElvOverride>,
+}
+
+/// A profile's override of one elevator's [`CpuFootprint`] numbers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ElvOverride {
+    pub cost_pct: Option<u64>,
+    /// Per hook: merge, insert, dispatch, finish.
+    pub cold_lines: [Option<u64>; 4],
 }
 
 impl Default for Platform {
@@ -133,12 +141,7 @@ impl Default for Platform {
             kblockd_tail_ppm: 0,
             kblockd_tail_ns: 0,
             costs: CpuCosts::default(),
-            elv_cost_pct_deadline: 100,
-            elv_cost_pct_bfq: 270,
-            elv_cost_pct_kyber: 60,
-            elv_cost_pct_eraseblock: 100,
-            elv_cold_lines_deadline: [2, 3, 3, 0],
-            elv_cold_lines_bfq: [3, 6, 10, 4],
+            elv_overrides: BTreeMap::new(),
         }
     }
 }
@@ -149,19 +152,19 @@ impl Platform {
         !self.costs.active() && self.syscall_ns == 0 && self.ctxsw_ns == 0
     }
 
-    /// The block layer's step costs for a queue running elevator `elv` (`none` included).
-    pub fn cpu_costs(&self, elv: &str) -> CpuCosts {
+    /// The block layer's step costs for a queue running the elevator `elv` (its name and
+    /// the footprint it declares; `None` without an elevator), with this profile's overrides.
+    pub fn cpu_costs(&self, elv: Option<(&str, CpuFootprint)>) -> CpuCosts {
         let mut c = self.costs.clone();
-        c.elv_cost_pct = match elv {
-            "bfq" => self.elv_cost_pct_bfq,
-            "kyber" => self.elv_cost_pct_kyber,
-            "eraseblock" => self.elv_cost_pct_eraseblock,
-            _ => self.elv_cost_pct_deadline,
+        let Some((name, fp)) = elv else {
+            c.elv_cost_pct = 100;
+            return c;
         };
-        c.elv_cold_lines = match elv {
-            "bfq" => self.elv_cold_lines_bfq,
-            _ => self.elv_cold_lines_deadline,
-        };
+        let o = self.elv_overrides.get(name).cloned().unwrap_or_default();
+        c.elv_cost_pct = o.cost_pct.unwrap_or(fp.cost_pct);
+        for (i, line) in c.elv_cold_lines.iter_mut().enumerate() {
+            *line = o.cold_lines[i].unwrap_or(fp.cold_lines[i]);
+        }
         c
     }
 
@@ -198,17 +201,21 @@ impl Platform {
                 "elv_complete_ns" => pl.costs.elv_complete_ns = n,
                 "elv_handoff_ns" => pl.costs.elv_handoff_ns = n,
                 "elv_cold_line_ns" => pl.costs.elv_cold_line_ns = n,
-                "elv_cold_lines_merge_mq-deadline" => pl.elv_cold_lines_deadline[0] = n,
-                "elv_cold_lines_insert_mq-deadline" => pl.elv_cold_lines_deadline[1] = n,
-                "elv_cold_lines_dispatch_mq-deadline" => pl.elv_cold_lines_deadline[2] = n,
-                "elv_cold_lines_merge_bfq" => pl.elv_cold_lines_bfq[0] = n,
-                "elv_cold_lines_insert_bfq" => pl.elv_cold_lines_bfq[1] = n,
-                "elv_cold_lines_dispatch_bfq" => pl.elv_cold_lines_bfq[2] = n,
-                "elv_cold_lines_finish_bfq" => pl.elv_cold_lines_bfq[3] = n,
-                "elv_cost_pct_mq-deadline" => pl.elv_cost_pct_deadline = n,
-                "elv_cost_pct_bfq" => pl.elv_cost_pct_bfq = n,
-                "elv_cost_pct_kyber" => pl.elv_cost_pct_kyber = n,
-                "elv_cost_pct_eraseblock" => pl.elv_cost_pct_eraseblock = n,
+                k if k.starts_with("elv_cost_pct_") => {
+                    let name = &k["elv_cost_pct_".len()..];
+                    pl.elv_overrides.entry(name.into()).or_default().cost_pct = Some(n);
+                }
+                k if k.starts_with("elv_cold_lines_") => {
+                    let rest = &k["elv_cold_lines_".len()..];
+                    let (hook, name) = rest
+                        .split_once('_')
+                        .unwrap_or_else(|| unreachable!("platform.{k}: no hook"));
+                    let i = ["merge", "insert", "dispatch", "finish"]
+                        .iter()
+                        .position(|h| *h == hook)
+                        .unwrap_or_else(|| unreachable!("platform.{k}: unknown hook"));
+                    pl.elv_overrides.entry(name.into()).or_default().cold_lines[i] = Some(n);
+                }
                 "queue_rq_ns" => pl.costs.queue_rq_ns = n,
                 "lock_handoff_ns" => pl.costs.lock_handoff_ns = n,
                 "complete_ns" => pl.costs.complete_ns = n,
@@ -248,7 +255,28 @@ mod tests {
             text.push_str(&format!("\"{}\" = \"{}\"\n", d.key, d.default));
         }
         let p = Profile::parse(&text, "all.toml").unwrap();
-        assert_eq!(Platform::from_profile(&p).unwrap(), Platform::default());
+        let all = Platform::from_profile(&p).unwrap();
+        let def = Platform::default();
+        assert_eq!(
+            Platform {
+                elv_overrides: BTreeMap::new(),
+                ..all.clone()
+            },
+            def
+        );
+        // The footprint keys at their defaults change no elevator's costs.
+        let ep = blksim_block::elevator::ElvParams {
+            nr_requests: 64,
+            queue_depth: 32,
+            rotational: false,
+            erase_block_bytes: Some(512 * 1024),
+            seed: 1,
+        };
+        for name in blksim_sched::ELEVATOR_NAMES {
+            let e = blksim_sched::make_elevator(name, &ep).unwrap();
+            let elv = e.as_ref().map(|e| (e.name(), e.cpu_footprint()));
+            assert_eq!(all.cpu_costs(elv), def.cpu_costs(elv), "{name}");
+        }
     }
 
     #[test]
@@ -291,5 +319,56 @@ mod tests {
             Profile::parse("driver = \"null_blk\"\n[platform]\nirq_cpu = 2\n", "z.toml").unwrap();
         let e = Platform::from_profile(&p).unwrap_err();
         assert!(e.ends_with("(platform.nr_cpus: default)"), "{e}");
+    }
+
+    /// Every elevator declares its own footprint, and the parameter table's defaults for
+    /// the override keys are those declarations (one source); a profile's key overrides
+    /// only the elevator it names.
+    #[test]
+    fn footprints_are_declared_by_the_elevators_and_overridable() {
+        let p = blksim_block::elevator::ElvParams {
+            nr_requests: 64,
+            queue_depth: 32,
+            rotational: false,
+            erase_block_bytes: Some(512 * 1024),
+            seed: 1,
+        };
+        let hooks = ["merge", "insert", "dispatch", "finish"];
+        let def = |k: &str| PLATFORM_PARAMS.iter().find(|d| d.key == k);
+        let mut seen = Vec::new();
+        for name in blksim_sched::ELEVATOR_NAMES
+            .iter()
+            .filter(|n| **n != "none")
+        {
+            let e = blksim_sched::make_elevator(name, &p).unwrap().unwrap();
+            let fp = e.cpu_footprint();
+            let d = def(&format!("elv_cost_pct_{name}")).expect("a cost key per elevator");
+            assert_eq!(d.default, fp.cost_pct.to_string(), "{name}");
+            for (i, h) in hooks.iter().enumerate() {
+                if let Some(d) = def(&format!("elv_cold_lines_{h}_{name}")) {
+                    assert_eq!(d.default, fp.cold_lines[i].to_string(), "{name} {h}");
+                }
+            }
+            seen.push((name.to_string(), fp));
+        }
+        // bfq's footprint is its own (not mq-deadline's), as are its locking rules.
+        let fp = |n: &str| seen.iter().find(|(m, _)| m == n).unwrap().1;
+        assert_ne!(fp("bfq"), fp("mq-deadline"));
+        assert!(fp("bfq").lock_per_insert && fp("bfq").locked_finish);
+        assert!(!fp("kyber").locked_finish);
+
+        let mut prof = Profile::parse("name='t'\ndriver='null_blk'\n", "t.toml").unwrap();
+        prof.set("platform.elv_cold_lines_dispatch_bfq=7").unwrap();
+        prof.set("platform.elv_cost_pct_kyber=80").unwrap();
+        let pl = Platform::from_profile(&prof).unwrap();
+        let bfq = pl.cpu_costs(Some(("bfq", fp("bfq"))));
+        assert_eq!(bfq.elv_cold_lines, [3, 6, 7, 4]);
+        assert_eq!(bfq.elv_cost_pct, 270);
+        assert_eq!(pl.cpu_costs(Some(("kyber", fp("kyber")))).elv_cost_pct, 80);
+        assert_eq!(
+            pl.cpu_costs(Some(("mq-deadline", fp("mq-deadline"))))
+                .elv_cold_lines,
+            [2, 3, 3, 0]
+        );
     }
 }

@@ -311,7 +311,9 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     );
     if !platform.is_ideal() {
         // CPUs and locks (issue #4); the ideal platform leaves the model off entirely.
-        queue.set_cpu_costs(platform.cpu_costs(&elv_name));
+        let elv = queue.elevator().map(|e| (e.name(), e.cpu_footprint()));
+        let costs = platform.cpu_costs(elv);
+        queue.set_cpu_costs(costs);
         queue.cpu.on = true;
     }
     let trace = match &opts.blktrace {
