@@ -15,7 +15,8 @@
 //! * [`integrity`]: the data-integrity oracle (per-sector versions, checked on every read).
 //! * [`driver`]: the [`Driver`] trait, shaped like `struct blk_mq_ops`.
 
-pub mod cpu;
+/// The CPU/lock model, its own layer (`blksim-cpu`), as the block layer sees it.
+pub use blksim_cpu as cpu;
 pub mod driver;
 pub mod elevator;
 pub mod integrity;

@@ -219,7 +219,7 @@ pub struct RequestQueue {
     pub integrity: crate::integrity::Integrity,
     last_busy_change: Ns,
     total_in_flight: u32,
-    /// CPUs and locks (issue #4); off (all costs zero) unless [`Self::set_cpu_costs`].
+    /// CPUs and locks; off (all costs zero) unless [`Self::set_cpu_costs`].
     pub cpu: crate::cpu::CpuModel,
     /// How the elevator takes its lock ([`crate::CpuFootprint`]): once per request on insert
     /// (bfq's `bfq_insert_request`) or once per list (`dd_insert_requests`), and whether

@@ -46,7 +46,7 @@ use blksim_block::{Elevator, ElvMerge};
 use blksim_core::{Ns, ParamDef, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use std::collections::{BTreeMap, VecDeque};
 
-/// Default per-task weight (the brief's default; cgroup `bfq.weight` default is 100, the
+/// Default per-task weight (cgroup `bfq.weight` default 100, block/bfq-cgroup.c; the
 /// kernel's per-process ioprio-derived default is 40).
 pub const BFQ_DEFAULT_WEIGHT: u32 = 100;
 /// `WFQ_SERVICE_SHIFT`: fixed-point shift of virtual time.

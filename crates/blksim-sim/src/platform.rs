@@ -1,6 +1,6 @@
 //! The platform: CPUs, the CPU time each step of the I/O path costs, and locks.
 //!
-//! # CPU and lock model (issue #4)
+//! # CPU and lock model
 //!
 //! Jobs run as tasks on `nr_cpus` CPUs (job clone *i* on CPU *i* mod `nr_cpus`). Every step
 //! of the path costs CPU time on the CPU that executes it: the submit syscall, bio and

@@ -53,7 +53,7 @@ pub const BUNDLED: &[Bundled] = &[
     },
 ];
 
-/// The default device when no `--device` is given: eMMC is what blksim is for (issue #3).
+/// The default device when no `--device` is given: eMMC is what blksim is for.
 pub const DEFAULT_DEVICE: &str = "emmc-hbg4a2";
 
 #[derive(Clone, Debug, PartialEq)]

@@ -310,7 +310,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         platform.llc_cpus,
     );
     if !platform.is_ideal() {
-        // CPUs and locks (issue #4); the ideal platform leaves the model off entirely.
+        // CPUs and locks; the ideal platform leaves the model off entirely.
         let elv = queue.elevator().map(|e| (e.name(), e.cpu_footprint()));
         let costs = platform.cpu_costs(elv);
         queue.set_cpu_costs(costs);

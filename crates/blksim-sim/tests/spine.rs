@@ -6,7 +6,7 @@ use blksim_sim::setup::RunOptions;
 use common::*;
 
 /// psync on null_blk irqmode=2, completion_nsec=10000: one I/O in flight, each takes exactly
-/// 10 µs, so IOPS = 1 / 10 µs = 100,000 per job (issue #2: within 0.1%).
+/// 10 µs, so IOPS = 1 / 10 µs = 100,000 per job (within 0.1%).
 #[test]
 fn psync_fixed_service_time_gives_exact_iops() {
     for numjobs in ["1", "2"] {

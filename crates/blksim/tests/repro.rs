@@ -1,4 +1,4 @@
-//! Reproduction suite (issue #3): runs the job files in `repro/` on the bundled eMMC profiles
+//! Reproduction suite: runs the job files in `repro/` on the bundled eMMC profiles
 //! with the blksim binary and compares with measurements.md. "fit" rows were used to choose the
 //! profile's parameters; "check" rows must come out of a mechanism (hsq, the allocation-unit
 //! FTL) without a second fit. Each test prints a published-vs-simulated table.

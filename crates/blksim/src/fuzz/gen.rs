@@ -454,7 +454,7 @@ fn gen_job(
         };
         sec.set("rw", Some(v));
     }
-    // ioengine, from the table's values (the four the issue names most often).
+    // ioengine, from the table's values (the engines blksim models: psync, libaio, io_uring, null).
     let engines: Vec<&str> = opt("ioengine")
         .map(|o| o.values.iter().map(|(n, _)| *n).collect())
         .unwrap_or_default();

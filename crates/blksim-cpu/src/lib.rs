@@ -1,5 +1,6 @@
-//! CPUs and locks (issue #4): the CPU time each step of the path costs, per-CPU timelines,
-//! and locks as resources contexts wait for.
+//! CPUs and locks, a layer of their own: the CPU time each step of the path costs, per-CPU
+//! timelines, and locks as resources contexts wait for. The block layer and drivers use it as a
+//! service ([`CpuService`] for drivers that run work in a kernel thread).
 //!
 //! # Model
 //! * A *context* (a task in a syscall, a kblockd work item, an interrupt) runs on one CPU
