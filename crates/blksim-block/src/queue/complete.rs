@@ -1,0 +1,270 @@
+//! Completion (`blk_mq_complete_request`, `blk_mq_end_request`, `blk_mq_requeue_request` in
+//! `block/blk-mq.c`): where the completion work runs (`blk_mq_complete_need_ipi`), the
+//! elevator's completion hooks, and in-flight accounting for the disk stats.
+
+use super::*;
+
+impl RequestQueue {
+    /// Process completions the driver reported (inline or from its timers).
+    /// Completions the driver reported from an interrupt or timer at event time `now`.
+    /// With the CPU model on, each runs as an interrupt context on the submitting CPU
+    /// (`blk_mq_complete_request` steers the completion there, `blk_mq_complete_need_ipi`).
+    pub fn drain_driver_completions(&mut self, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
+        // A driver thread (loop's worker) completes in its own context: no interrupt.
+        let from = drv.completing_cpu();
+        if !self.cpu.on {
+            let mut t = now;
+            while let Some((rq, st)) = out.drv.completions.pop() {
+                self.ctx_cpu = self.completion_cpu(rq, from);
+                self.end_request(rq, st, drv, &mut t, out);
+            }
+            return;
+        }
+        while let Some((rq, st)) = out.drv.completions.pop() {
+            let cpu = self.completion_cpu(rq, from);
+            self.ctx_cpu = cpu;
+            let start = self.cpu.begin(cpu, now);
+            let irq = if from.is_some() {
+                0
+            } else {
+                self.cpu.costs.irq_ns
+            };
+            let mut clk = start + irq;
+            self.end_request(rq, st, drv, &mut clk, out);
+            self.cpu.end(cpu, start, clk);
+        }
+    }
+
+    /// Requests the driver gave back (`blk_mq_requeue_request(rq, true)`): each leaves the
+    /// driver (`__blk_mq_requeue_request`: the driver tag goes back when an elevator owns the
+    /// request) and, as the MMC driver marks its requests RQF_DONTPREP, the requeue work puts
+    /// it at the tail of `hctx->dispatch` (`blk_mq_request_bypass_insert`) and runs the queue.
+    /// Departure: the elevator's requeue hook is not called; its completion hooks run once,
+    /// when the request finally completes.
+    pub fn drain_driver_requeues(&mut self, now: Ns, out: &mut BlkOut) {
+        while let Some(rq) = out.drv.requeues.pop() {
+            let mut t = now;
+            let now = &mut t;
+            let hctx = {
+                let r = self.pool.get(rq);
+                assert_eq!(
+                    r.state,
+                    RqState::InFlight,
+                    "request {rq} requeued while not in flight"
+                );
+                r.hctx
+            };
+            self.trace(out, now, b'R', TraceSrc::Rq(rq), 0);
+            self.set_in_flight_delta(hctx, -1, now);
+            self.stats.requeues += 1;
+            let r = self.pool.get_mut(rq);
+            r.state = RqState::Idle;
+            r.requeues += 1;
+            if self.elevator.is_some() {
+                self.put_driver_tag(rq, now, out);
+            }
+            self.bypass_insert(rq, false);
+            self.delay_run_hw_queue(hctx, 0, now, out);
+        }
+    }
+
+    /// Where the block layer's completion work for `rq` runs (`blk_mq_complete_request` →
+    /// `blk_mq_complete_need_ipi`): on the CPU that took the interrupt, unless `rq_affinity`
+    /// asks for the submitting CPU (2) or (1, the default) the two CPUs do not share a cache.
+    /// Restarts and the driver's queue runs issued from there become kblockd work on that CPU,
+    /// and that CPU's sbitmap hint allocates the next driver tags.
+    /// `from`: the CPU a driver thread calls `blk_mq_complete_request` on, instead of the
+    /// interrupt's.
+    pub(super) fn completion_cpu(&self, rq: RqId, from: Option<u16>) -> u16 {
+        let sub = self.pool.get(rq).cpu;
+        let Some(irq) = from.or(self.irq_cpu) else {
+            return sub;
+        };
+        let share = self.llc_cpus == 0 || irq / self.llc_cpus == sub / self.llc_cpus;
+        match self.lim.rq_affinity {
+            0 => irq,
+            2 => sub,
+            _ if share => irq,
+            _ => sub,
+        }
+    }
+
+    /// The platform's interrupt topology (see [`Self::completion_cpu`]).
+    pub fn set_completion_topology(&mut self, irq_cpu: Option<u16>, llc_cpus: u16) {
+        self.irq_cpu = irq_cpu;
+        self.llc_cpus = llc_cpus;
+    }
+
+    /// Completions reported inline (inside `queue_rq`, null_blk `irqmode=0`): they run in
+    /// the calling context.
+    pub(super) fn drain_driver_completions_at(
+        &mut self,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
+        while let Some((rq, st)) = out.drv.completions.pop() {
+            self.end_request(rq, st, drv, now, out);
+        }
+    }
+
+    pub(super) fn set_in_flight_delta(&mut self, hctx: u16, delta: i32, now: &mut Ns) {
+        // Accounting for util and in_queue (`part_stat`, fio's disk stats).
+        // Contexts on different CPUs may run at slightly different local times: never
+        // account backwards.
+        let t = (*now).max(self.last_busy_change);
+        let span = t - self.last_busy_change;
+        if self.total_in_flight > 0 {
+            self.stats.busy_ns += span;
+            self.stats.in_queue_ns += span as u128 * self.total_in_flight as u128;
+        }
+        self.last_busy_change = t;
+        let h = &mut self.hctxs[hctx as usize];
+        if delta > 0 {
+            h.in_flight += 1;
+            self.total_in_flight += 1;
+            self.stats.max_in_flight = self.stats.max_in_flight.max(self.total_in_flight);
+        } else {
+            h.in_flight -= 1;
+            self.total_in_flight -= 1;
+        }
+    }
+
+    /// Close the util/in_queue accounting at the end of a run.
+    pub fn account_until(&mut self, now: Ns) {
+        let span = now.saturating_sub(self.last_busy_change);
+        if self.total_in_flight > 0 {
+            self.stats.busy_ns += span;
+            self.stats.in_queue_ns += span as u128 * self.total_in_flight as u128;
+        }
+        self.last_busy_change = now.max(self.last_busy_change);
+    }
+
+    /// The driver completed `rq` (`blk_mq_end_request`): the device side of `__blk_mq_end_request`
+    /// (in-flight accounting, the data at the device boundary, the elevator's completion
+    /// hooks), then the flush machinery's end_io for sequenced requests, or the rest of the
+    /// completion ([`Self::complete_request`]).
+    pub fn end_request(
+        &mut self,
+        rq: RqId,
+        st: BlkStatus,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
+        let (hctx, rq_flags) = {
+            let r = self.pool.get(rq);
+            assert_eq!(
+                r.state,
+                RqState::InFlight,
+                "request {rq} completed while not in flight"
+            );
+            (r.hctx, r.rq_flags)
+        };
+        self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
+        self.set_in_flight_delta(hctx, -1, now);
+        self.pool.get_mut(rq).state = RqState::Idle;
+        if rq_flags & crate::request::rqf::FLUSH_RQ != 0 {
+            return self.flush_end_io(rq, st, drv, now, out);
+        }
+        // The oracle sees the data (bio versions) at the device boundary, before the bios go.
+        let acked = rq_flags & crate::request::rqf::FLUSH_SEQ == 0;
+        self.integrity
+            .request_completed(&self.pool, rq, st == BlkStatus::Ok, acked);
+        *now += self.cpu.costs.complete_ns;
+        // `blk_mq_finish_request`: the elevator's completion hooks, for requests it saw.
+        if rq_flags & crate::request::rqf::ELV != 0 {
+            self.pool.get_mut(rq).rq_flags &= !crate::request::rqf::ELV;
+            if self.cpu.on {
+                let c = self.cpu.costs.elv(self.cpu.costs.elv_complete_ns);
+                if self.elv_locked_finish {
+                    let cpu = self.cpu.cur_cpu;
+                    let _ = self.cpu.elv_hold(cpu, now, c, ElvHook::Finish);
+                } else {
+                    *now += c;
+                }
+            }
+            if let Some(elv) = self.elevator.as_mut() {
+                elv.completed_request_data(&self.pool, rq, &self.integrity, *now);
+                elv.completed_request(&self.pool, rq, *now);
+                elv.finish_request(&self.pool, rq, *now);
+            }
+        }
+        if rq_flags & crate::request::rqf::FLUSH_SEQ != 0 {
+            return self.flush_data_end_io(rq, st, drv, now, out);
+        }
+        self.complete_request(rq, st, drv, now, out);
+    }
+
+    /// Free the shells of requests an elevator absorbed into one it built
+    /// ([`Elevator::take_released`]), with their scheduler tags.
+    pub(super) fn reap_elv_released(&mut self, now: &mut Ns, out: &mut BlkOut) {
+        let mut shells = Vec::new();
+        if let Some(elv) = self.elevator.as_mut() {
+            elv.take_released(&mut shells);
+        }
+        for rq in shells {
+            self.stats.rq_merges += 1;
+            let freed = self.pool.free_rq_shell(rq);
+            self.release_tags(&freed, now, out);
+        }
+    }
+
+    /// The submitter's side of the completion: diskstats accounting (`blk_account_io_done`,
+    /// by stat group: read, write, discard), the bios ended, the request and its tags freed,
+    /// and `blk_mq_sched_restart`. Also where the flush machinery ends the requests it
+    /// sequenced.
+    pub(super) fn complete_request(
+        &mut self,
+        rq: RqId,
+        st: BlkStatus,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
+        let _ = drv;
+        let (hctx, op, start, nsec, issued) = {
+            let r = self.pool.get(rq);
+            let started = r.rq_flags & crate::request::rqf::STARTED != 0;
+            (r.hctx, r.op, r.issue_time, r.nr_sectors, started)
+        };
+        if !issued {
+            // Never reached the driver (an empty flush ended by the flush machinery).
+            self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
+        }
+        let start = if issued {
+            start
+        } else {
+            self.pool.get(rq).alloc_time
+        };
+        let ticks = now.saturating_sub(start);
+        match op {
+            Op::Discard => {
+                self.stats.discard_ios += 1;
+                self.stats.discard_sectors += nsec as u64;
+                self.stats.discard_ticks_ns += ticks;
+            }
+            _ => {
+                let dir = op.dir();
+                self.stats.ios[dir] += 1;
+                self.stats.sectors[dir] += nsec as u64;
+                self.stats.ticks_ns[dir] += ticks;
+            }
+        }
+        // Complete every bio of the request (elevator-internal bios have no submitter).
+        let mut b = self.pool.take_bios(rq);
+        while b != NO_BIO {
+            let bio = self.pool.free_bio(b);
+            if bio.token & crate::integrity::INTERNAL_TOKEN == 0 {
+                out.bio_done.push((bio.token, st));
+                if self.cpu.on {
+                    out.bio_done_at.push(*now);
+                }
+            }
+            b = bio.next;
+        }
+        let freed = self.pool.free_rq_shell(rq);
+        self.release_tags(&freed, now, out);
+        self.sched_restart(hctx, now, out);
+    }
+}
