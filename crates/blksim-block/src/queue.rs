@@ -1,8 +1,8 @@
 //! The request queue: its state, shared by the files that follow the kernel's split:
-//! [`submit`] (`blk-mq.c` submission: `blk_mq_submit_bio`, plugging, merging, inserts, direct
-//! issue), [`dispatch`] (`blk-mq-sched.c` and `blk_mq_dispatch_rq_list`: queue runs and
-//! dispatch), [`tag`] (`blk-mq-tag.c`: driver tags and tag waiters), [`complete`]
-//! (completion and requeue) and [`flush`] (`blk-flush.c`).
+//! `submit` (`blk-mq.c` submission: `blk_mq_submit_bio`, plugging, merging, inserts, direct
+//! issue), `dispatch` (`blk-mq-sched.c` and `blk_mq_dispatch_rq_list`: queue runs and
+//! dispatch), `tag` (`blk-mq-tag.c`: driver tags and tag waiters), `complete`
+//! (completion and requeue) and `flush` (`blk-flush.c`).
 //!
 //! The event loop owns one [`RequestQueue`] and one [`Driver`]. Every entry point takes the
 //! current virtual time and a [`BlkOut`] in which the queue leaves what must happen later
