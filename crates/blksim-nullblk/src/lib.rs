@@ -385,4 +385,90 @@ mod tests {
             .starts_with("blocksize:"));
         assert_eq!(cfg(&[("irqmode", "2")]).unwrap().irqmode, 2);
     }
+
+    fn rq(pool: &mut RqPool, sector: u64, nr: u32) -> RqId {
+        pool.alloc_rq(blksim_block::Request {
+            op: blksim_block::Op::Read,
+            sector,
+            nr_sectors: nr,
+            ..Default::default()
+        })
+    }
+
+    /// irqmode 0 completes inside `queue_rq`; 1 after the softirq latency; 2 after
+    /// `completion_nsec`, from the timer event.
+    #[test]
+    fn irqmodes_complete_when_the_kernel_does() {
+        let ctx = CallCtx { id: 0, cpu: 0 };
+        for (mode, want) in [(0u8, None), (1, Some(700)), (2, Some(20_000))] {
+            let mut pool = RqPool::default();
+            let r = rq(&mut pool, 0, 8);
+            let mut d = NullBlk::new(NullBlkConfig {
+                irqmode: mode,
+                completion_nsec: 20_000,
+                softirq_nsec: 700,
+                ..NullBlkConfig::default()
+            });
+            let mut out = DriverOut::default();
+            assert_eq!(
+                d.queue_rq(&pool, r, 0, true, ctx, 1000, &mut out),
+                BlkStatus::Ok
+            );
+            match want {
+                None => {
+                    assert_eq!(out.completions, vec![(r, BlkStatus::Ok)]);
+                    assert!(out.events.is_empty());
+                }
+                Some(lat) => {
+                    assert!(out.completions.is_empty());
+                    assert_eq!(out.events.len(), 1);
+                    let (at, p) = out.events[0];
+                    assert_eq!(at, 1000 + lat);
+                    let mut o2 = DriverOut::default();
+                    d.on_event(p, &pool, at, &mut o2);
+                    assert_eq!(o2.completions, vec![(r, BlkStatus::Ok)]);
+                }
+            }
+            d.check_invariants();
+        }
+    }
+
+    /// `mbps`: a tick's budget is mbps MiB / 50; past it the queues stop and the request gets
+    /// BLK_STS_DEV_RESOURCE, and the 20 ms timer refills the budget and restarts them.
+    #[test]
+    fn mbps_throttle_stops_and_restarts_the_queues() {
+        let ctx = CallCtx { id: 0, cpu: 0 };
+        let mut pool = RqPool::default();
+        // 50 MiB/s: 1 MiB per 20 ms tick, i.e. two 512 KiB requests.
+        let mut d = NullBlk::new(NullBlkConfig {
+            irqmode: 0,
+            mbps: 50,
+            ..NullBlkConfig::default()
+        });
+        let mut out = DriverOut::default();
+        let rqs: Vec<RqId> = (0..3).map(|i| rq(&mut pool, i * 1024, 1024)).collect();
+        assert_eq!(
+            d.queue_rq(&pool, rqs[0], 0, true, ctx, 0, &mut out),
+            BlkStatus::Ok
+        );
+        assert_eq!(
+            d.queue_rq(&pool, rqs[1], 0, true, ctx, 0, &mut out),
+            BlkStatus::Ok
+        );
+        assert_eq!(
+            d.queue_rq(&pool, rqs[2], 0, true, ctx, 0, &mut out),
+            BlkStatus::DevResource
+        );
+        assert!(out.stop_queues);
+        let timer = *out.events.first().expect("the throttle timer");
+        assert_eq!(timer.0, TIMER_INTERVAL_NS);
+        let mut o2 = DriverOut::default();
+        d.on_event(timer.1, &pool, timer.0, &mut o2);
+        assert_eq!(o2.start_queues, vec![TIMER_INTERVAL_NS]);
+        assert_eq!(
+            d.queue_rq(&pool, rqs[2], 0, true, ctx, timer.0, &mut o2),
+            BlkStatus::Ok
+        );
+        assert_eq!(d.stats().entries[1], ("throttled".into(), 1));
+    }
 }
