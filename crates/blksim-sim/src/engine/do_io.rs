@@ -1,0 +1,685 @@
+//! fio's `do_io` loop (`backend.c`, `io_u.c`) for one job clone: start, fill the queue with
+//! io_units and commit every `iodepth_batch_submit` (`td_io_queue`, `td_io_commit`), sleep
+//! on a tag inside `io_submit`, reap completions (`io_u_queued_complete`,
+//! `wait_for_completions` down to `iodepth_low`), error handling (`io_u_log_error`,
+//! `continue_on_error`) and the end of the job.
+
+use super::*;
+
+impl Sim {
+    pub(super) fn task_start(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        if task.state != TaskState::Waiting {
+            return;
+        }
+        task.state = TaskState::Running;
+        task.start_ns = now;
+        task.stats = JobStats::new(now, &task.stats_opts);
+        self.pump(t, now);
+    }
+
+    /// Set the deadline when the task starts (runtime counts from the start, ramp included).
+    pub fn set_deadlines(&mut self, specs: &[JobSpec]) {
+        for t in &mut self.tasks {
+            let s = &specs[t.spec];
+            if s.runtime_ns > 0 {
+                t.deadline = Some(s.runtime_ns + s.ramp_time_ns);
+            } else if s.time_based {
+                // time_based without runtime: fio would run forever; stop at ramp + 0.
+                t.deadline = Some(s.ramp_time_ns.max(1));
+            }
+        }
+    }
+
+    /// fio's main loop for one task at `now`.
+    pub(super) fn pump(&mut self, t: usize, now: Ns) {
+        loop {
+            // The local clock moves as the task's syscalls spend CPU time (CPU model).
+            let now = now.max(self.clk);
+            let task = &mut self.tasks[t];
+            if task.state != TaskState::Running
+                || task.in_syscall != InSyscall::No
+                || task.sleeping
+                || task.waiting_full
+                || task.sync_in_flight
+            {
+                return;
+            }
+            if let Some(d) = task.deadline {
+                if !task.deadline_hit && now >= task.start_ns + d {
+                    task.deadline_hit = true;
+                } else if !task.deadline_hit
+                    && task.state == TaskState::Running
+                    && task.issued == 0
+                    && task.in_flight == 0
+                    && task.pending.is_empty()
+                {
+                    // Arm the deadline event once, at the first pump.
+                    self.evq.push(task.start_ns + d, Ev::TaskDeadline(t as u32));
+                }
+            }
+            let task = &mut self.tasks[t];
+            let stopping = task.deadline_hit || task.gen_done;
+            // thinktime: after thinktime_blocks I/Os, wait for them, then stall.
+            if task.thinktime_ns > 0 && task.think_count >= task.thinktime_blocks && !stopping {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                if task.in_flight > 0 {
+                    return;
+                }
+                task.think_count = 0;
+                task.sleeping = true;
+                let at = now.saturating_add(task.thinktime_ns);
+                self.evq.push(at, Ev::TaskWake(t as u32));
+                return;
+            }
+            if stopping {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                if task.in_flight > 0 {
+                    return;
+                }
+                // `should_fsync(td) && end_fsync`: not right after a sync.
+                if task.end_fsync
+                    && task.wrote
+                    && !task.end_fsync_done
+                    && !task.last_was_sync
+                    && task.error == 0
+                {
+                    task.end_fsync_done = true;
+                    self.issue_sync(t, now, SyncKind::EndFsync);
+                    continue;
+                }
+                if task.number_ios_by_syncs && task.error == 0 && !task.in_verify {
+                    task.number_ios_by_syncs = false;
+                    let due = |blocks: u32| {
+                        blocks > 0
+                            && task.writes_issued > 0
+                            && task.writes_issued.is_multiple_of(blocks as u64)
+                    };
+                    if task.rw_syncs && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
+                        let kind = SyncKind::from(!due(task.fsync_blocks));
+                        task.last_was_sync = false;
+                        if task.null_queued {
+                            self.queue_null_sync(t, now, kind);
+                        } else {
+                            self.issue_sync(t, now, kind);
+                        }
+                        continue;
+                    }
+                }
+                let go_on = task.error == 0 && !task.deadline_hit;
+                // After a power cut the job reads back what it wrote, as a verify run after
+                // a crash does, whatever time is left.
+                if !task.in_verify && (go_on || (task.crashed && task.error == 0)) {
+                    if let Some(log) = task.verify_log.take() {
+                        // `do_verify` after the pass: read back what it logged
+                        // (`clear_io_state` first).
+                        if task.crashed {
+                            task.deadline = None;
+                            task.deadline_hit = false;
+                        }
+                        task.verify_reads = Some(log.into_reads());
+                        task.held = None;
+                        task.in_verify = true;
+                        task.gen_done = false;
+                        task.last_was_sync = false;
+                        task.number_ios = 0;
+                        task.verify_ios = 0;
+                        task.verify_bytes = 0;
+                        continue;
+                    }
+                }
+                if task.in_verify {
+                    task.in_verify = false;
+                    task.verify_reads = None;
+                    task.number_ios = task.number_ios_cfg;
+                    if let Some(g) = task.gen.as_mut() {
+                        g.verified(task.verify_ios, task.verify_bytes);
+                    }
+                }
+                // `keep_running`: another pass (`clear_io_state`), with its own log.
+                if let Some(g) = task
+                    .gen
+                    .as_mut()
+                    .filter(|g| go_on && !task.crashed && g.at_pass_end())
+                {
+                    g.resume();
+                    task.verify_log = Some(crate::verify::VerifyLog::for_pass(g));
+                    task.gen_done = false;
+                    task.end_fsync_done = false;
+                    task.last_was_sync = false;
+                    continue;
+                }
+                self.finish_task(t, now);
+                return;
+            }
+            // Queue full: commit what is pending and wait for completions.
+            if task.in_flight + task.pending.len() as u32 >= task.depth {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                task.waiting_full = true;
+                // Completions that arrived while the task was busy elsewhere (asleep in
+                // io_submit) are reaped now.
+                if !task.completed.is_empty() && !task.reap_scheduled {
+                    task.reap_scheduled = true;
+                    self.evq.push(now, Ev::TaskReap(t as u32));
+                }
+                return;
+            }
+            if task.number_ios > 0 && task.issued + task.syncs_out >= task.number_ios {
+                task.number_ios_by_syncs = task.issued < task.number_ios;
+                task.gen_done = true;
+                continue;
+            }
+            // Next io_u.
+            let io = match task.held.take() {
+                Some(io) => io,
+                None => match if task.in_verify {
+                    task.verify_reads.as_mut().and_then(|r| r.next())
+                } else {
+                    task.gen.as_mut().and_then(|g| g.next())
+                } {
+                    Some(io) => io,
+                    None => {
+                        task.gen_done = true;
+                        continue;
+                    }
+                },
+            };
+            // `get_rw_ddir`: every `fsync_blocks` (`fdatasync_blocks`) writes the next io_u is
+            // a sync, if there is a next one (the last writes of a job get none unless
+            // `end_fsync`). libaio answers FIO_Q_BUSY while io_us are queued, so they are
+            // committed first; in-flight I/O is not waited for.
+            let due = |blocks: u32| {
+                blocks > 0
+                    && task.writes_issued > 0
+                    && task.writes_issued.is_multiple_of(blocks as u64)
+            };
+            // The verify phase takes its io_us from the verify list (`do_verify`), never
+            // from `get_rw_ddir`: no syncs there.
+            let should_fsync = task.rw_syncs && !task.last_was_sync && !task.in_verify;
+            if should_fsync && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
+                let datasync = !due(task.fsync_blocks);
+                task.held = Some(io);
+                if task.null_queued {
+                    self.null_busy_reap(t, now);
+                    self.queue_null_sync(t, now, SyncKind::from(datasync));
+                    continue;
+                }
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    if self.tasks[t].in_syscall != InSyscall::No {
+                        // io_submit has not returned (asleep on a tag, or waiting for a
+                        // dispatch it runs): the sync is issued when it does, from `held`.
+                        continue;
+                    }
+                }
+                let now = now.max(self.clk);
+                self.issue_sync(t, now, SyncKind::from(datasync));
+                continue;
+            }
+            // Rate limiting (`rate_iops`, `rate`): the issue time of the next I/O of this
+            // direction follows the I/Os already issued (`usec_for_io`).
+            let d = io.ddir.idx();
+            if task.rate_iops[d] > 0 || task.rate_bps[d] > 0 {
+                let next = task.rate_next[d];
+                if now < next {
+                    task.held = Some(io);
+                    task.sleeping = true;
+                    if !task.pending.is_empty() {
+                        self.commit(t, now);
+                    }
+                    let task = &mut self.tasks[t];
+                    let wake =
+                        next.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
+                    self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+                    return;
+                }
+                let gap = NSEC_PER_SEC
+                    .checked_div(task.rate_iops[d])
+                    .unwrap_or_else(|| {
+                        (io.len as u128 * NSEC_PER_SEC as u128 / task.rate_bps[d] as u128)
+                            .min(NS_HORIZON as u128) as Ns
+                    });
+                let gap = if task.rate_poisson {
+                    // Exponential inter-arrival times with the same mean (`rate_process=poisson`).
+                    let u = task.rate_rng.f64();
+                    (-(1.0 - u).ln() * gap as f64) as Ns
+                } else {
+                    gap
+                };
+                task.rate_next[d] = next.max(now.saturating_sub(gap)).saturating_add(gap);
+                task.rate_issued_ios[d] += 1;
+                task.rate_issued_bytes[d] += io.len;
+            }
+            if task.null_queued && !task.completed.is_empty() {
+                self.null_busy_reap(t, now);
+            }
+            let task = &mut self.tasks[t];
+            let id = task.ious.insert(IoUnit {
+                ddir: io.ddir,
+                offset: io.offset,
+                len: io.len,
+                start: now,
+                issue: now,
+                parts_left: 0,
+                sync: false,
+                end_fsync: false,
+                datasync: false,
+                dsync_flush: false,
+                error: false,
+            });
+            task.pending.push(id);
+            task.issued += 1;
+            task.think_count += 1;
+            if io.ddir == Ddir::Write {
+                task.wrote = true;
+                task.writes_issued += 1;
+            }
+            if let Some(log) = task.verify_log.as_mut() {
+                log.logged(&io);
+            }
+            if task.in_verify {
+                task.verify_ios += 1;
+                task.verify_bytes += io.len;
+            }
+            let full = task.in_flight + task.pending.len() as u32 >= task.depth;
+            if task.pending.len() as u32 >= task.batch_submit || full {
+                self.commit(t, now);
+            }
+        }
+    }
+
+    /// `td_io_commit`: submit the pending io_units (one `io_submit` call). More than two
+    /// I/Os in one call are plugged, as `io_submit` (AIO_PLUG_THRESHOLD) and io_uring do.
+    pub(super) fn commit(&mut self, t: usize, now: Ns) {
+        // The submit syscall (`io_submit`, `io_uring_enter`): entry and exit.
+        self.clk = self.clk.max(now) + self.platform.syscall_ns;
+        let now = self.clk;
+        let task = &mut self.tasks[t];
+        debug_assert!(task.commit_batch.is_empty());
+        std::mem::swap(&mut task.commit_batch, &mut task.pending);
+        let n = task.commit_batch.len() as u32;
+        if n == 0 {
+            return;
+        }
+        task.stats.record_submit(n);
+        task.in_flight += n;
+        for i in 0..task.commit_batch.len() {
+            let id = task.commit_batch[i];
+            task.ious.get_mut(id).issue = now;
+        }
+        let depth_now = task.in_flight;
+        task.stats.record_depth_n(depth_now, n);
+        if task.null_engine {
+            // fio's null engine completes at commit without touching a device.
+            let batch = std::mem::take(&mut task.commit_batch);
+            for &id in &batch {
+                task.completed.push(id);
+            }
+            task.commit_batch = batch;
+            task.commit_batch.clear();
+            if !task.reap_scheduled {
+                task.reap_scheduled = true;
+                self.evq.push(now, Ev::TaskReap(t as u32));
+            }
+            return;
+        }
+        task.submit_cursor = Some((0, 0));
+        self.continue_submit(t, now);
+    }
+
+    /// Submit bios from the commit batch until done or the task sleeps on a tag.
+    pub(super) fn continue_submit(&mut self, t: usize, now: Ns) {
+        let max_part_sectors = {
+            let lim = &self.queue.lim;
+            lim.max_sectors().min(lim.max_segments as u32 * 8).max(1) as u64
+        };
+        let task_id = t as u32;
+        let cpu = self.tasks[t].cpu;
+        let nr = self.tasks[t].commit_batch.len();
+        let plug = nr > 2 || self.tasks[t].plugging;
+        if plug && !self.tasks[t].plugging {
+            self.tasks[t].plugging = true;
+            self.queue.start_plug(task_id);
+        }
+        while let Some((idx, part)) = self.tasks[t].submit_cursor {
+            if idx >= nr {
+                self.tasks[t].submit_cursor = None;
+                break;
+            }
+            let id = self.tasks[t].commit_batch[idx];
+            let io = *self.tasks[t].ious.get(id);
+            let total_sectors = (io.len >> 9).max(1);
+            let parts = total_sectors.div_ceil(max_part_sectors) as u32;
+            if part == 0 {
+                self.tasks[t].ious.get_mut(id).parts_left = parts;
+                if parts > 1 && !self.tasks[t].plugging {
+                    // Large direct I/O builds several bios under a plug (`__blkdev_direct_IO`).
+                    self.tasks[t].plugging = true;
+                    self.queue.start_plug(task_id);
+                }
+            }
+            let sector0 = io.offset >> 9;
+            let off = part as u64 * max_part_sectors;
+            let nsec = (total_sectors - off).min(max_part_sectors) as u32;
+            let op = match io.ddir {
+                Ddir::Read => Op::Read,
+                Ddir::Write => Op::Write,
+                Ddir::Trim => Op::Discard,
+            };
+            let mut fl = 0;
+            if op == Op::Write {
+                // O_DIRECT writes are REQ_SYNC | REQ_IDLE, plus REQ_FUA on an O_SYNC/O_DSYNC
+                // file (`dio_bio_write_op`, `iocb_is_dsync`); reads carry no flag (they are
+                // sync by op, `op_is_sync`).
+                fl |= flags::REQ_SYNC | flags::REQ_IDLE;
+                if self.tasks[t].sync_io {
+                    fl |= flags::REQ_FUA;
+                }
+            }
+            // Every user write carries a fresh data version (the integrity oracle).
+            let version = if op == Op::Write {
+                self.last_version += 1;
+                self.last_version
+            } else {
+                0
+            };
+            let bio = Bio {
+                token: ((t as u64) << TOKEN_SHIFT) | id as u64,
+                op,
+                flags: fl,
+                sector: sector0 + off,
+                nr_sectors: nsec,
+                nr_segments: ((nsec as u64 * 512).div_ceil(4096)).max(1) as u16,
+                task: task_id,
+                cpu,
+                ioprio: IoPrioClass::Be,
+                version,
+                queue_time: now,
+                next: blksim_block::request::NO_BIO,
+            };
+            // Advance the cursor first: the bio is handed over either way.
+            let next = if part + 1 < parts {
+                (idx, part + 1)
+            } else {
+                (idx + 1, 0)
+            };
+            self.tasks[t].submit_cursor = Some(next);
+            // The digest covers what was asked of the device, not only when.
+            self.digest.event(
+                bio.sector,
+                100 + op as u64,
+                ((task_id as u64) << 32) | nsec as u64,
+            );
+            self.bios[0] += 1;
+            let r = self
+                .queue
+                .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out);
+            if r == Submit::WaitTag {
+                self.tasks[t].in_syscall = InSyscall::AsleepOnTag;
+                return;
+            }
+            if self.queue.cpu.task_parked.take() == Some(task_id) {
+                // A dispatch run inside this syscall yielded; the task waits for it.
+                self.tasks[t].in_syscall = InSyscall::Yielded;
+                return;
+            }
+            if self.queue.cpu.on
+                && self.clk > self.ctx_ev
+                && (self.tasks[t].submit_cursor.map(|c| c.0 < nr) == Some(true)
+                    || self.tasks[t].plugging)
+            {
+                // Yield between bios so that other CPUs' lock acquisitions that come
+                // earlier in time go first.
+                self.tasks[t].in_syscall = InSyscall::Yielded;
+                self.evq.push(self.clk, Ev::TaskSubmitCont(task_id));
+                return;
+            }
+        }
+        if self.tasks[t].plugging {
+            self.tasks[t].plugging = false;
+            self.queue
+                .finish_plug(task_id, &mut *self.driver, &mut self.clk, &mut self.out);
+            if self.queue.cpu.task_parked.take() == Some(task_id) {
+                self.end_commit(t);
+                self.tasks[t].in_syscall = InSyscall::Yielded;
+                return;
+            }
+        }
+        self.end_commit(t);
+    }
+
+    pub(super) fn tag_resume(&mut self, t: usize, now: Ns) {
+        self.clk = self.clk.max(now);
+        let r =
+            self.queue
+                .resume_tag_waiter(t as u32, &mut *self.driver, &mut self.clk, &mut self.out);
+        if r == Submit::WaitTag {
+            return;
+        }
+        self.tasks[t].in_syscall = InSyscall::No;
+        if self.tasks[t].sync_in_flight && self.tasks[t].submit_cursor.is_none() {
+            return;
+        }
+        self.continue_submit(t, now);
+        if self.tasks[t].in_syscall == InSyscall::No {
+            let now = self.clk.max(now);
+            self.pump(t, now);
+        }
+    }
+
+    /// `io_submit` returned: fio's libaio/io_uring commit stamps `issue_time` on every io_u of
+    /// the batch after the call (`fio_libaio_commit`), so slat includes any time the task
+    /// slept in the block layer on a tag and clat starts here. Sync engines stamp it before
+    /// the syscall (their clat is the whole call), so they keep the commit-time stamp.
+    pub(super) fn end_commit(&mut self, t: usize) {
+        let now = self.clk;
+        let task = &mut self.tasks[t];
+        if !task.is_sync_engine {
+            for i in 0..task.commit_batch.len() {
+                let id = task.commit_batch[i];
+                if let Some(io) = task.ious.try_get_mut(id) {
+                    io.issue = io.issue.max(now);
+                }
+            }
+        }
+        task.commit_batch.clear();
+    }
+
+    pub(super) fn bio_done(&mut self, token: u64, st: BlkStatus, now: Ns) {
+        self.bios[1] += 1;
+        if self.bios[1] == self.drop_completion {
+            return;
+        }
+        let t = (token >> TOKEN_SHIFT) as usize;
+        let id = (token & 0xffff_ffff) as u32;
+        let task = &mut self.tasks[t];
+        let io = task.ious.get_mut(id);
+        debug_assert!(io.parts_left > 0, "bio completed twice");
+        io.parts_left -= 1;
+        if st != BlkStatus::Ok {
+            io.error = true;
+        }
+        if io.parts_left == 0 {
+            task.completed.push(id);
+            if !task.reap_scheduled {
+                task.reap_scheduled = true;
+                self.evq.push(now, Ev::TaskReap(t as u32));
+            }
+        }
+    }
+
+    /// `wait_for_completions` → `io_u_queued_complete`. While the queue is full, each
+    /// getevents call reaps at most `iodepth_batch_complete_max` of the completions available
+    /// now and fio refills before it reaps again, so the depth it records stays at iodepth
+    /// (fio's own runs show "IO depths : 16=100%"); while above `iodepth_low` it keeps
+    /// reaping without refilling. When not full (draining at the end, before an fsync or a
+    /// rate sleep, which `io_u_quiesce`s) everything available is reaped. A task asleep in
+    /// `io_submit` on a tag cannot reap; its pump schedules the reap when it gets back.
+    pub(super) fn reap(&mut self, t: usize, now: Ns) {
+        self.tasks[t].reap_scheduled = false;
+        self.start_dsync_flushes(t, now);
+        // A task inside a synchronous fsync returns from it before it reaps anything else.
+        if self.tasks[t].sync_in_flight {
+            let task = &mut self.tasks[t];
+            let Some(pos) = task.completed.iter().position(|&id| task.ious.get(id).sync) else {
+                return;
+            };
+            let id = task.completed.remove(pos);
+            let io = task.ious.remove(id);
+            task.sync_in_flight = false;
+            task.in_flight -= 1;
+            if !io.end_fsync {
+                task.syncs_out -= 1;
+            }
+            if io.error {
+                self.io_error(t, &io);
+            } else {
+                if !io.end_fsync {
+                    task.stats
+                        .record_sync(now, now.saturating_sub(io.start), !io.datasync);
+                }
+                task.last_was_sync = true;
+            }
+            self.pump(t, now);
+        }
+        loop {
+            let task = &mut self.tasks[t];
+            if task.completed.is_empty() || task.in_syscall == InSyscall::AsleepOnTag {
+                return;
+            }
+            let avail = task.completed.len();
+            // getevents(min, max) blocks until `iodepth_batch_complete_min` are in (0 = poll).
+            let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
+            if task.waiting_full && avail < min_evts {
+                return;
+            }
+            let n = if task.waiting_full {
+                avail.min(task.complete_max as usize)
+            } else {
+                avail
+            };
+            self.reap_n(t, now, n);
+            let task = &mut self.tasks[t];
+            if task.waiting_full && (task.in_flight <= task.iodepth_low || task.in_flight == 0) {
+                task.waiting_full = false;
+            }
+            self.pump(t, now);
+        }
+    }
+
+    /// `io_u_queued_complete` for the first `n` completions: account each (`io_completed`:
+    /// a sync sets `last_was_sync`, any other io_u clears it) and end the failed ones.
+    pub(super) fn reap_n(&mut self, t: usize, now: Ns, n: usize) {
+        let task = &mut self.tasks[t];
+        let mut failed: Vec<IoUnit> = Vec::new();
+        for i in 0..n {
+            let id = task.completed[i];
+            let io = task.ious.remove(id);
+            if io.sync && !io.end_fsync {
+                task.syncs_out -= 1;
+            }
+            if io.sync && !io.error {
+                if !io.end_fsync {
+                    task.stats
+                        .record_sync(now, now.saturating_sub(io.start), !io.datasync);
+                }
+                task.last_was_sync = true;
+                task.sync_in_flight = false;
+            } else if io.error {
+                if io.sync {
+                    task.sync_in_flight = false;
+                }
+                failed.push(io);
+            } else {
+                let slat = io.issue.saturating_sub(io.start);
+                let clat = now.saturating_sub(io.issue);
+                task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+                task.last_was_sync = false;
+            }
+        }
+        task.completed.drain(..n);
+        task.stats.record_complete(n as u32);
+        task.in_flight -= n as u32;
+        for io in &failed {
+            self.io_error(t, io);
+        }
+    }
+
+    /// fio's null engine at `iodepth` > 1 answers FIO_Q_BUSY while a committed batch is
+    /// unreaped (`null_queue`); `do_io` then commits and waits for completions, and the
+    /// null engine's getevents returns them all (`null_getevents`). The io_u fio had chosen
+    /// (its direction, or a sync, decided before the attempt) is queued after.
+    pub(super) fn null_busy_reap(&mut self, t: usize, now: Ns) {
+        let n = self.tasks[t].completed.len();
+        if n > 0 {
+            self.reap_n(t, now, n);
+        }
+    }
+
+    /// An io_u ended with EIO (`io_completed`): ended by a power cut (the job stops writing
+    /// and reads back), or failed: `td_non_fatal_error` lets a job whose `continue_on_error`
+    /// names the kind (read, or write for writes and syncs) count it and go on; any other
+    /// error stops the job (`td_verror(td, io_u->error, "io_u error")`).
+    pub(super) fn io_error(&mut self, t: usize, io: &IoUnit) {
+        if let Some(pc) = self.power_cut.as_mut() {
+            pc.aborted_ios += 1;
+            return;
+        }
+        self.io_errors += 1;
+        let task = &mut self.tasks[t];
+        let etype = if io.ddir == Ddir::Read && !io.sync {
+            1
+        } else {
+            2
+        };
+        if task.continue_on_error & etype != 0 {
+            task.total_err_count += 1;
+            if task.total_err_count == 1 {
+                task.first_error = EIO;
+            }
+            return;
+        }
+        if task.error == 0 {
+            task.error = EIO;
+            self.fatal_errors.push(IoErrorRecord {
+                task: t,
+                ddir: io.ddir,
+                sync: io.sync,
+                offset: io.offset,
+                len: io.len,
+            });
+        }
+        task.deadline_hit = true;
+    }
+
+    pub(super) fn finish_task(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Done;
+        task.end_ns = now;
+        task.stats.finish(now);
+        task.gen = None;
+        // Start the jobs that waited for this one (stonewall).
+        for i in 0..self.tasks.len() {
+            if self.tasks[i].state == TaskState::Waiting && !self.tasks[i].wait_for.is_empty() {
+                let ready = self.tasks[i]
+                    .wait_for
+                    .iter()
+                    .all(|&w| self.tasks[w as usize].state == TaskState::Done);
+                if ready {
+                    self.tasks[i].wait_for.clear();
+                    let d = self.tasks[i].start_delay;
+                    self.evq.push(now + d, Ev::TaskStart(i as u32));
+                }
+            }
+        }
+    }
+}

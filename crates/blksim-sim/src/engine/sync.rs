@@ -1,0 +1,120 @@
+//! fio's syncs as the kernel receives them: `fsync=`/`fdatasync=` io_units (`DDIR_SYNC`,
+//! `DDIR_DATASYNC`), `end_fsync`, the null engine's queued syncs, and the flush that
+//! `generic_write_sync` adds after a write on an `O_SYNC`/`O_DSYNC` file.
+
+use super::*;
+
+impl Sim {
+    /// An fsync (`DDIR_SYNC`): `blkdev_fsync` → `blkdev_issue_flush`, an empty
+    /// `REQ_OP_WRITE | REQ_PREFLUSH` bio; the block layer's flush machinery decides what the
+    /// device sees (nothing without a write cache). The task waits for it unless the engine
+    /// queues fsync asynchronously (io_uring).
+    pub(super) fn issue_sync(&mut self, t: usize, now: Ns, kind: SyncKind) {
+        let task = &mut self.tasks[t];
+        let id = task.ious.insert(IoUnit {
+            ddir: Ddir::Write,
+            offset: 0,
+            len: 0,
+            start: now,
+            issue: now,
+            parts_left: 1,
+            sync: true,
+            end_fsync: kind == SyncKind::EndFsync,
+            datasync: kind == SyncKind::Fdatasync,
+            dsync_flush: false,
+            error: false,
+        });
+        if kind != SyncKind::EndFsync {
+            task.syncs_out += 1;
+        }
+        task.sync_in_flight = !task.async_fsync;
+        task.in_flight += 1;
+        if task.null_engine {
+            // fio's null engine completes everything at once.
+            task.completed.push(id);
+            if !task.reap_scheduled {
+                task.reap_scheduled = true;
+                self.evq.push(now, Ev::TaskReap(t as u32));
+            }
+            return;
+        }
+        self.submit_flush(t, id, now);
+    }
+
+    /// Submit the empty PREFLUSH write of `blkdev_issue_flush` for io_u `id` of task `t`.
+    pub(super) fn submit_flush(&mut self, t: usize, id: u32, now: Ns) {
+        let bio = Bio {
+            token: ((t as u64) << TOKEN_SHIFT) | id as u64,
+            op: Op::Write,
+            flags: flags::REQ_SYNC | flags::REQ_PREFLUSH,
+            sector: 0,
+            nr_sectors: 0,
+            nr_segments: 0,
+            task: t as u32,
+            cpu: self.tasks[t].cpu,
+            ioprio: IoPrioClass::Be,
+            version: 0,
+            queue_time: now,
+            next: blksim_block::request::NO_BIO,
+        };
+        self.clk = self.clk.max(now);
+        self.bios[0] += 1;
+        if self
+            .queue
+            .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out)
+            == Submit::WaitTag
+        {
+            self.tasks[t].in_syscall = InSyscall::AsleepOnTag;
+        }
+    }
+
+    /// A sync on fio's queued null engine is an io_u like any other: queued, completed by
+    /// the commit, and counted as a sync when reaped.
+    pub(super) fn queue_null_sync(&mut self, t: usize, now: Ns, kind: SyncKind) {
+        let task = &mut self.tasks[t];
+        let id = task.ious.insert(IoUnit {
+            ddir: Ddir::Write,
+            offset: 0,
+            len: 0,
+            start: now,
+            issue: now,
+            parts_left: 1,
+            sync: true,
+            end_fsync: false,
+            datasync: kind == SyncKind::Fdatasync,
+            dsync_flush: false,
+            error: false,
+        });
+        task.syncs_out += 1;
+        task.pending.push(id);
+        let full = task.in_flight + task.pending.len() as u32 >= task.depth;
+        if task.pending.len() as u32 >= task.batch_submit || full {
+            self.commit(t, now);
+        }
+    }
+
+    /// A synchronous engine's write on an O_SYNC/O_DSYNC file returns only after
+    /// `generic_write_sync` → `blkdev_fsync` flushed the device: its completed data goes on
+    /// to that flush (an empty PREFLUSH write) instead of being reaped.
+    pub(super) fn start_dsync_flushes(&mut self, t: usize, now: Ns) {
+        let task = &self.tasks[t];
+        if !(task.sync_io && task.is_sync_engine) || task.null_engine {
+            return;
+        }
+        let mut i = 0;
+        while i < self.tasks[t].completed.len() {
+            let task = &mut self.tasks[t];
+            let id = task.completed[i];
+            let io = task.ious.get_mut(id);
+            if io.sync || io.dsync_flush || io.ddir != Ddir::Write {
+                i += 1;
+                continue;
+            }
+            io.dsync_flush = true;
+            io.parts_left = 1;
+            task.completed.remove(i);
+            let now = now.max(self.clk);
+            self.submit_flush(t, id, now);
+        }
+    }
+}

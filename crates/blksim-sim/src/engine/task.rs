@@ -1,0 +1,185 @@
+//! fio's job task: one job clone's state (`struct thread_data` as far as blksim models it)
+//! and its io_units (`struct io_u`).
+
+use super::*;
+
+/// Where a task is inside a submit syscall (`io_submit`, `io_uring_enter`, `pwrite`): the
+/// task does nothing else until the syscall goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InSyscall {
+    /// Not inside one (or running through it).
+    No,
+    /// Asleep in `blk_mq_get_tag` (`Ev::TaskTagResume` wakes it).
+    AsleepOnTag,
+    /// A dispatch run inside the syscall yielded the CPU model's clock, or the task yields
+    /// between bios so that earlier lock acquisitions of other CPUs go first
+    /// (`Ev::TaskSubmitCont` goes on).
+    Yielded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskState {
+    Waiting,
+    Running,
+    Done,
+}
+
+/// One fio io_u in flight.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IoUnit {
+    pub(crate) ddir: Ddir,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    /// fio's `start_time` (io_u prepared) and `issue_time` (after submit).
+    pub(crate) start: Ns,
+    pub(crate) issue: Ns,
+    pub(crate) parts_left: u32,
+    /// A flush for fsync (`DDIR_SYNC`).
+    pub(crate) sync: bool,
+    /// `end_fsync`: fio's `fio_file_fsync` at the end of the job is a plain fsync(2), not an
+    /// io_u, so it is not in the sync statistics.
+    pub(crate) end_fsync: bool,
+    /// An fdatasync (`DDIR_DATASYNC`): in the sync latency, not in `sync.total_ios`, which
+    /// counts `DDIR_SYNC` only.
+    pub(crate) datasync: bool,
+    /// The block layer ended it with an error (EIO).
+    pub(crate) error: bool,
+    /// A write of a synchronous engine on an O_SYNC/O_DSYNC file whose data is done: the
+    /// syscall goes on with `generic_write_sync` → `blkdev_fsync`, an empty PREFLUSH write,
+    /// before it returns.
+    pub(crate) dsync_flush: bool,
+}
+
+pub(crate) struct Task {
+    pub(crate) spec: usize,
+    pub(crate) name: String,
+    pub(crate) groupid: u32,
+    pub(crate) cpu: u16,
+    pub(crate) gen: Option<IoGen>,
+    pub(crate) depth: u32,
+    pub(crate) batch_submit: u32,
+    pub(crate) complete_min: u32,
+    pub(crate) complete_max: u32,
+    pub(crate) iodepth_low: u32,
+    pub(crate) stats: JobStats,
+    pub(crate) stats_opts: StatsOptions,
+    pub(crate) state: TaskState,
+    /// Jobs that must finish before this one starts (stonewall).
+    pub(crate) wait_for: Vec<u32>,
+    pub(crate) start_delay: Ns,
+    pub(crate) start_ns: Ns,
+    pub(crate) end_ns: Ns,
+    pub(crate) deadline: Option<Ns>,
+    pub(crate) deadline_hit: bool,
+    /// io_units submitted and not yet reaped (`cur_depth`).
+    pub(crate) in_flight: u32,
+    /// Completed, waiting for the reap at this instant.
+    pub(crate) completed: Vec<u32>,
+    pub(crate) reap_scheduled: bool,
+    /// Prepared, not yet committed (`io_u_queued`).
+    pub(crate) pending: Vec<u32>,
+    /// Bios not yet submitted because the task sleeps on a tag: (io_u, next part).
+    pub(crate) submit_cursor: Option<(usize, u32)>,
+    pub(crate) commit_batch: Vec<u32>,
+    /// Where the task is inside a submit syscall, if it is: asleep on a tag, or yielded.
+    pub(crate) in_syscall: InSyscall,
+    pub(crate) plugging: bool,
+    /// Queue was full; reap down to `iodepth_low` before refilling.
+    pub(crate) waiting_full: bool,
+    pub(crate) sleeping: bool,
+    pub(crate) held: Option<IoU>,
+    pub(crate) gen_done: bool,
+    pub(crate) ious: Slab<IoUnit>,
+    pub(crate) think_count: u32,
+    /// `fsync=`, `fdatasync=` (fio's `fsync_blocks`, `fdatasync_blocks`), `io_issues[DDIR_WRITE]`
+    /// and `last_was_sync`: fio 3.33's `get_rw_ddir` turns the next io_u into a sync when the
+    /// write count is a multiple of the block count and `should_fsync` (the job writes, and
+    /// the last io_u that *completed* was not a sync, so an asynchronous fsync still in flight
+    /// lets another one start).
+    pub(crate) fsync_blocks: u32,
+    pub(crate) fdatasync_blocks: u32,
+    pub(crate) writes_issued: u64,
+    pub(crate) last_was_sync: bool,
+    /// `get_rw_ddir` may turn an io_u into a sync: the job writes (`td_write`), and its
+    /// direction is not trimwrite's, whose `set_rw_ddir` overrides the sync with the trim or
+    /// write of the block (so fio's trimwrite jobs never sync between I/Os).
+    pub(crate) rw_syncs: bool,
+    /// Syncs issued and not yet reaped, which fio's `exceeds_number_ios` counts with the
+    /// I/Os queued and in flight (`io_u_queued + io_u_in_flight`).
+    pub(crate) syncs_out: u64,
+    /// The I/O phase stopped at `number_ios` only because syncs in flight were counted: fio's
+    /// `keep_running` then finds fewer I/Os done than asked and starts another `do_io` pass,
+    /// which (`last_was_sync` cleared by `clear_io_state`) begins with a sync and, having
+    /// moved no bytes, ends the job.
+    pub(crate) number_ios_by_syncs: bool,
+    /// `sync=1`: writes are FUA (and flushed after, on a synchronous engine).
+    pub(crate) sync_io: bool,
+    /// io_uring queues fsync as an asynchronous request (`IORING_OP_FSYNC`); the other
+    /// engines run it synchronously in the submitting task (libaio: `do_io_u_sync`).
+    pub(crate) async_fsync: bool,
+    pub(crate) end_fsync: bool,
+    pub(crate) end_fsync_done: bool,
+    pub(crate) wrote: bool,
+    pub(crate) sync_in_flight: bool,
+    pub(crate) thinktime_ns: Ns,
+    pub(crate) thinktime_blocks: u32,
+    pub(crate) rate_iops: [u64; 3],
+    pub(crate) rate_bps: [u64; 3],
+    pub(crate) rate_issued_ios: [u64; 3],
+    pub(crate) rate_issued_bytes: [u64; 3],
+    pub(crate) rate_poisson: bool,
+    pub(crate) rate_next: [Ns; 3],
+    pub(crate) rate_rng: blksim_core::Rng,
+    /// `number_ios` × `loops` (`exceeds_number_ios`); 0 during a verify phase.
+    pub(crate) number_ios: u64,
+    pub(crate) number_ios_cfg: u64,
+    pub(crate) issued: u64,
+    pub(crate) null_engine: bool,
+    /// fio's null engine at `iodepth` > 1 queues io_us (syncs too) until a commit completes
+    /// them all, and answers FIO_Q_BUSY while those completions are unreaped (`null_queue`);
+    /// at `iodepth=1` it is a synchronous engine (`null_init` sets FIO_SYNCIO).
+    pub(crate) null_queued: bool,
+    /// sync/psync/...: one I/O per syscall, issue time stamped before the call.
+    pub(crate) is_sync_engine: bool,
+    /// fio's verify phase (`verify=` + `do_verify`): after the write phase the job reads its
+    /// region back (`do_verify`); the block layer's integrity oracle checks every read.
+    pub(crate) verify_log: Option<crate::verify::VerifyLog>,
+    pub(crate) verify_reads: Option<crate::verify::VerifyReads>,
+    /// Reads and bytes of the current verify phase, which fio's `keep_running` counts.
+    pub(crate) verify_ios: u64,
+    pub(crate) verify_bytes: u64,
+    /// A power cut ended the write phase: read back, then stop.
+    pub(crate) crashed: bool,
+    /// The read-back phase has started.
+    pub(crate) in_verify: bool,
+    /// `continue_on_error` bits and fio's error state: the first fatal error (`td->error`,
+    /// errno) and the count of non-fatal ones (`total_err_count`, `first_error`).
+    pub(crate) continue_on_error: u8,
+    pub(crate) error: i32,
+    pub(crate) total_err_count: u64,
+    pub(crate) first_error: i32,
+}
+
+impl Task {
+    pub(crate) fn verify_phase_started(&self) -> bool {
+        self.in_verify
+    }
+}
+
+/// Which flush an fio job asks for (`DDIR_SYNC`, `DDIR_DATASYNC`, or `end_fsync`'s fsync(2)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SyncKind {
+    Fsync,
+    Fdatasync,
+    EndFsync,
+}
+
+impl SyncKind {
+    pub(crate) fn from(datasync: bool) -> Self {
+        if datasync {
+            SyncKind::Fdatasync
+        } else {
+            SyncKind::Fsync
+        }
+    }
+}
