@@ -4,7 +4,9 @@
 //! dispatch), `tag` (`blk-mq-tag.c`: driver tags and tag waiters), `complete`
 //! (completion and requeue) and `flush` (`blk-flush.c`).
 //!
-//! The event loop owns one [`RequestQueue`] and one [`Driver`]. Every entry point takes the
+//! The event loop owns one [`RequestQueue`], one [`Driver`] and the CPU/lock model
+//! ([`crate::cpu::CpuModel`]), which it lends to the queue's entry points that run on a CPU
+//! (the queue holds no CPU state of its own). Every entry point takes the
 //! current virtual time and a [`BlkOut`] in which the queue leaves what must happen later
 //! (asynchronous queue runs on kblockd, bio completions for the submitters, tasks woken from a
 //! tag wait, the driver's own requests). The queue never calls back into the workload.
@@ -226,8 +228,6 @@ pub struct RequestQueue {
     pub integrity: crate::integrity::Integrity,
     last_busy_change: Ns,
     total_in_flight: u32,
-    /// CPUs and locks; off (all costs zero) unless [`Self::set_cpu_costs`].
-    pub cpu: crate::cpu::CpuModel,
     /// How the elevator takes its lock ([`crate::CpuFootprint`]): once per request on insert
     /// (bfq's `bfq_insert_request`) or once per list (`dd_insert_requests`), and whether
     /// its completion hook is locked (`bfq_finish_requeue_request`) or not
@@ -307,7 +307,6 @@ impl RequestQueue {
             integrity: crate::integrity::Integrity::new(),
             last_busy_change: 0,
             total_in_flight: 0,
-            cpu: crate::cpu::CpuModel::default(),
             elv_lock_per_insert: false,
             elv_locked_finish: false,
             list_groups: Vec::new(),
@@ -317,8 +316,8 @@ impl RequestQueue {
     }
 
     /// CPU model figures for the report (empty when the model is off).
-    pub fn cpu_stats(&self) -> Vec<(&'static str, u64)> {
-        let c = &self.cpu;
+    pub fn cpu_stats(&self, cpus: &crate::cpu::CpuModel) -> Vec<(&'static str, u64)> {
+        let c = cpus;
         if !c.on {
             return Vec::new();
         }
@@ -371,9 +370,9 @@ impl RequestQueue {
         v
     }
 
-    /// Turn the CPU model on with these per-step costs (see [`crate::cpu`]).
-    pub fn set_cpu_costs(&mut self, costs: crate::cpu::CpuCosts) {
-        self.cpu = crate::cpu::CpuModel::new(costs, self.nr_cpus, self.hctxs.len());
+    /// Take the elevator's locking rules from its declared footprint
+    /// ([`crate::CpuFootprint`]): what the CPU model charges when it is on.
+    pub fn apply_elevator_footprint(&mut self) {
         let fp = self.elevator.as_ref().map(|e| e.cpu_footprint());
         self.elv_lock_per_insert = fp.is_some_and(|f| f.lock_per_insert);
         self.elv_locked_finish = fp.is_some_and(|f| f.locked_finish);

@@ -81,6 +81,7 @@ fn run(lim: QueueLimits, elevator: bool, write_lat: Ns, plan: &Plan) -> Run {
     } else {
         None
     };
+    let mut cpus = blksim_block::cpu::CpuModel::default();
     let mut q = RequestQueue::new(lim, elv, 1, 8, 1, &mut tag_rng);
     let mut drv = FakeDrv {
         write_lat,
@@ -111,13 +112,16 @@ fn run(lim: QueueLimits, elevator: bool, write_lat: Ns, plan: &Plan) -> Run {
                     queue_time: now,
                     next: NO_BIO,
                 };
-                assert_eq!(q.submit_bio(bio, &mut drv, now, &mut out), Submit::Done);
+                assert_eq!(
+                    q.submit_bio(&mut cpus, bio, &mut drv, now, &mut out),
+                    Submit::Done
+                );
             }
             Ev::Drv(p) => {
                 drv.on_event(p, &q.pool, now, &mut out.drv);
-                q.drain_driver_completions(&mut drv, now, &mut out);
+                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
             }
-            Ev::HwRun(h, at) => q.run_work(h, at, 0, &mut drv, now, &mut out),
+            Ev::HwRun(h, at) => q.run_work(&mut cpus, h, at, 0, &mut drv, now, &mut out),
         }
         loop {
             let mut progress = false;
@@ -126,7 +130,7 @@ fn run(lim: QueueLimits, elevator: bool, write_lat: Ns, plan: &Plan) -> Run {
                 progress = true;
             }
             if !out.drv.completions.is_empty() {
-                q.drain_driver_completions(&mut drv, now, &mut out);
+                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
                 progress = true;
             }
             for (h, d) in out.hw_runs.drain(..) {

@@ -80,6 +80,8 @@ fn bio(i: u64, sector: u64, now: Ns) -> Bio {
 
 struct Run {
     q: RequestQueue,
+    /// The CPU/lock model the queue borrows (off: the ideal platform).
+    cpus: blksim_block::cpu::CpuModel,
     evq: EventQueue<Ev>,
     out: BlkOut,
     done: Vec<Ns>,
@@ -90,6 +92,7 @@ impl Run {
         let mut rng = blksim_core::Rng::from_seed(1);
         Run {
             q: RequestQueue::new(QueueLimits::default(), None, 1, drv.depth, 1, &mut rng),
+            cpus: Default::default(),
             evq: EventQueue::new(),
             out: BlkOut::default(),
             done: vec![Ns::MAX; n],
@@ -106,7 +109,8 @@ impl Run {
                 progress = true;
             }
             if !self.out.drv.completions.is_empty() {
-                self.q.drain_driver_completions(drv, now, &mut self.out);
+                self.q
+                    .drain_driver_completions(&mut self.cpus, drv, now, &mut self.out);
                 progress = true;
             }
             for (h, d) in self.out.hw_runs.drain(..) {
@@ -116,7 +120,9 @@ impl Run {
             let woken: Vec<u32> = self.out.task_unblocked.drain(..).collect();
             for task in woken {
                 let mut t = now;
-                let _: Submit = self.q.resume_tag_waiter(task, drv, &mut t, &mut self.out);
+                let _: Submit =
+                    self.q
+                        .resume_tag_waiter(&mut self.cpus, task, drv, &mut t, &mut self.out);
                 progress = true;
             }
             for (tok, st) in self.out.bio_done.drain(..) {
@@ -140,9 +146,13 @@ impl Run {
             match ev {
                 Ev::Drv(p) => {
                     drv.on_event(p, &self.q.pool, now, &mut self.out.drv);
-                    self.q.drain_driver_completions(drv, now, &mut self.out);
+                    self.q
+                        .drain_driver_completions(&mut self.cpus, drv, now, &mut self.out);
                 }
-                Ev::HwRun(h, at) => self.q.run_work(h, at, 0, drv, now, &mut self.out),
+                Ev::HwRun(h, at) => {
+                    self.q
+                        .run_work(&mut self.cpus, h, at, 0, drv, now, &mut self.out)
+                }
             }
             self.settle(drv, now);
         }
@@ -167,10 +177,10 @@ fn contiguous_bios_under_a_plug_become_one_request() {
     for i in 0..32u64 {
         let mut b = bio(i, i * 8, 0);
         b.task = 0;
-        let _ = r.q.submit_bio(b, &mut drv, 0, &mut r.out);
+        let _ = r.q.submit_bio(&mut r.cpus, b, &mut drv, 0, &mut r.out);
     }
     let mut t = 0;
-    r.q.finish_plug(0, &mut drv, &mut t, &mut r.out);
+    r.q.finish_plug(&mut r.cpus, 0, &mut drv, &mut t, &mut r.out);
     r.settle(&mut drv, 0);
     let (q, done) = r.finish(&mut drv);
     assert_eq!(drv.seen, vec![256]);
@@ -189,7 +199,8 @@ fn unplugged_bios_are_issued_one_by_one() {
     };
     let mut r = Run::new(&drv, 8);
     for i in 0..8u64 {
-        let _ = r.q.submit_bio(bio(i, i * 8, 0), &mut drv, 0, &mut r.out);
+        let _ =
+            r.q.submit_bio(&mut r.cpus, bio(i, i * 8, 0), &mut drv, 0, &mut r.out);
         r.settle(&mut drv, 0);
     }
     let (q, _) = r.finish(&mut drv);
@@ -212,7 +223,8 @@ fn tag_exhaustion_serves_in_waves_of_the_depth() {
     let n = 3 * depth as usize;
     let mut r = Run::new(&drv, n);
     for i in 0..n as u64 {
-        let _ = r.q.submit_bio(bio(i, i * 64, 0), &mut drv, 0, &mut r.out);
+        let _ =
+            r.q.submit_bio(&mut r.cpus, bio(i, i * 64, 0), &mut drv, 0, &mut r.out);
         r.settle(&mut drv, 0);
     }
     let (q, done) = r.finish(&mut drv);
@@ -237,7 +249,8 @@ fn resource_busy_reruns_after_three_milliseconds() {
             seen: Vec::new(),
         };
         let mut r = Run::new(&drv, 1);
-        let _ = r.q.submit_bio(bio(0, 0, 0), &mut drv, 0, &mut r.out);
+        let _ =
+            r.q.submit_bio(&mut r.cpus, bio(0, 0, 0), &mut drv, 0, &mut r.out);
         r.settle(&mut drv, 0);
         let (q, done) = r.finish(&mut drv);
         assert_eq!(done, vec![want], "busy {busy}");

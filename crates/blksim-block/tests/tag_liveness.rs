@@ -113,6 +113,7 @@ fn run(drv: &mut FakeDrv, async_depth: Option<u32>, plan: &Plan) -> Vec<Ns> {
         async_depth,
     });
     let nr_cpus = drv.nr_hw as usize;
+    let mut cpus = blksim_block::cpu::CpuModel::default();
     let mut q = RequestQueue::new(
         QueueLimits::default(),
         Some(elv),
@@ -149,13 +150,13 @@ fn run(drv: &mut FakeDrv, async_depth: Option<u32>, plan: &Plan) -> Vec<Ns> {
                     queue_time: now,
                     next: NO_BIO,
                 };
-                let _ = q.submit_bio(bio, drv, now, &mut out);
+                let _ = q.submit_bio(&mut cpus, bio, drv, now, &mut out);
             }
             Ev::Drv(p) => {
                 drv.on_event(p, &q.pool, now, &mut out.drv);
-                q.drain_driver_completions(drv, now, &mut out);
+                q.drain_driver_completions(&mut cpus, drv, now, &mut out);
             }
-            Ev::HwRun(h, at) => q.run_work(h, at, 0, drv, now, &mut out),
+            Ev::HwRun(h, at) => q.run_work(&mut cpus, h, at, 0, drv, now, &mut out),
         }
         loop {
             let mut progress = false;
@@ -164,7 +165,7 @@ fn run(drv: &mut FakeDrv, async_depth: Option<u32>, plan: &Plan) -> Vec<Ns> {
                 progress = true;
             }
             if !out.drv.completions.is_empty() {
-                q.drain_driver_completions(drv, now, &mut out);
+                q.drain_driver_completions(&mut cpus, drv, now, &mut out);
                 progress = true;
             }
             for (h, d) in out.hw_runs.drain(..) {
@@ -175,7 +176,7 @@ fn run(drv: &mut FakeDrv, async_depth: Option<u32>, plan: &Plan) -> Vec<Ns> {
             let woken: Vec<u32> = out.task_unblocked.drain(..).collect();
             for task in woken {
                 let mut t = now;
-                let _: Submit = q.resume_tag_waiter(task, drv, &mut t, &mut out);
+                let _: Submit = q.resume_tag_waiter(&mut cpus, task, drv, &mut t, &mut out);
                 progress = true;
             }
             for (tok, st) in out.bio_done.drain(..) {

@@ -102,6 +102,7 @@ fn run(seed: u64, broken: bool) -> Outcome {
         elv.set_tunable("debug_break_newer_writes", "1").unwrap();
     }
     let mut tag_rng = Rng::from_seed(seed ^ 0x55);
+    let mut cpus = blksim_block::cpu::CpuModel::default();
     let mut q = RequestQueue::new(lim, Some(elv), 1, 4, 1, &mut tag_rng);
     let mut drv = FakeDrv {
         rng: Rng::from_seed(seed ^ 0xabc),
@@ -168,7 +169,7 @@ fn run(seed: u64, broken: bool) -> Outcome {
                     };
                     submitted += 1;
                     outstanding += 1;
-                    let s = q.submit_bio(bio, &mut drv, now, &mut out);
+                    let s = q.submit_bio(&mut cpus, bio, &mut drv, now, &mut out);
                     assert_eq!(s, Submit::Done, "seed {seed}: no tag waits expected");
                 }
                 if submitted < total_ops {
@@ -177,9 +178,9 @@ fn run(seed: u64, broken: bool) -> Outcome {
             }
             Ev::Drv(p) => {
                 drv.on_event(p, &q.pool, now, &mut out.drv);
-                q.drain_driver_completions(&mut drv, now, &mut out);
+                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
             }
-            Ev::HwRun(h, at) => q.run_work(h, at, 0, &mut drv, now, &mut out),
+            Ev::HwRun(h, at) => q.run_work(&mut cpus, h, at, 0, &mut drv, now, &mut out),
             Ev::Timer(at) => {
                 if timer_at == Some(at) {
                     timer_at = None;
@@ -195,7 +196,7 @@ fn run(seed: u64, broken: bool) -> Outcome {
                 progress = true;
             }
             if !out.drv.completions.is_empty() {
-                q.drain_driver_completions(&mut drv, now, &mut out);
+                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
                 progress = true;
             }
             for (h, d) in out.hw_runs.drain(..) {

@@ -11,6 +11,7 @@ mod sync;
 mod task;
 
 use crate::platform::Platform;
+use blksim_block::cpu::CpuModel;
 use blksim_block::queue::{BlkOut, BlkStats, BlkTraceRec, Submit};
 use blksim_block::request::{flags, IoPrioClass};
 use blksim_block::{Bio, BlkStatus, Driver, DriverOut, Op, RequestQueue};
@@ -150,6 +151,8 @@ pub struct PowerCutFacts {
 pub struct Sim {
     evq: EventQueue<Ev>,
     queue: RequestQueue,
+    /// The CPU/lock model: owned here, lent to the block layer and the drivers per call.
+    cpus: CpuModel,
     driver: Box<dyn Driver>,
     out: BlkOut,
     tasks: Vec<Task>,
@@ -195,6 +198,7 @@ impl Sim {
         specs: &[JobSpec],
         clones: &[(usize, u32, u32, Vec<u32>)],
         queue: RequestQueue,
+        cpus: CpuModel,
         driver: Box<dyn Driver>,
         platform: Platform,
         seed: u64,
@@ -338,6 +342,7 @@ impl Sim {
         let mut sim = Sim {
             evq: EventQueue::new(),
             queue,
+            cpus,
             driver,
             out,
             tasks,
@@ -473,7 +478,7 @@ impl Sim {
             peak_bios,
             capacity_bytes: self.capacity_bytes,
             integrity_reads_checked: self.queue.integrity.reads_checked,
-            cpu_stats: self.queue.cpu_stats(),
+            cpu_stats: self.queue.cpu_stats(&self.cpus),
             integrity_mismatches: self.queue.integrity.mismatches,
             integrity_tracked_one_in: self.queue.integrity.tracked_one_in(),
             write_cache: self.queue.lim.write_cache,
@@ -496,24 +501,23 @@ impl Sim {
     /// free; `switch_in` adds a context switch (the task was asleep).
     fn task_begin(&mut self, t: usize, now: Ns, switch_in: bool) -> Ns {
         let cpu = self.tasks[t].cpu;
-        let start = self.queue.cpu.begin(cpu, now);
-        self.queue.cpu.cur_task = Some(t as u32);
+        let start = self.cpus.begin(cpu, now);
+        self.cpus.cur_task = Some(t as u32);
         self.ctx_ev = now;
         self.ctx_start = start;
         self.ctx_cpu = cpu;
         self.clk = start;
-        if switch_in && self.queue.cpu.on {
+        if switch_in && self.cpus.on {
             self.clk += self.platform.ctxsw_ns;
         }
         self.clk
     }
 
     fn task_end(&mut self) {
-        self.queue
-            .cpu
+        self.cpus
             .end(self.ctx_cpu, self.ctx_start, self.clk.max(self.ctx_start));
-        self.queue.cpu.cur_task = None;
-        self.queue.cpu.task_parked = None;
+        self.cpus.cur_task = None;
+        self.cpus.task_parked = None;
     }
 
     fn handle(&mut self, now: Ns, ev: Ev) {
@@ -567,23 +571,34 @@ impl Sim {
                 // The block layer chose the CPU when it queued the work
                 // (`blk_mq_hctx_next_cpu`).
                 let cpu = self.queue.run_cpu(h);
-                self.queue
-                    .run_work(h, at, cpu, &mut *self.driver, now, &mut self.out);
+                self.queue.run_work(
+                    &mut self.cpus,
+                    h,
+                    at,
+                    cpu,
+                    &mut *self.driver,
+                    now,
+                    &mut self.out,
+                );
             }
             Ev::Driver(p) => {
                 self.driver.on_event_cpu(
                     p,
                     &self.queue.pool,
                     now,
-                    &mut self.queue.cpu,
+                    &mut self.cpus,
                     &mut self.out.drv,
                 );
-                self.queue
-                    .drain_driver_completions(&mut *self.driver, now, &mut self.out);
+                self.queue.drain_driver_completions(
+                    &mut self.cpus,
+                    &mut *self.driver,
+                    now,
+                    &mut self.out,
+                );
             }
             Ev::DispatchResume(id) => {
                 self.queue
-                    .resume_run(id, &mut *self.driver, now, &mut self.out)
+                    .resume_run(&mut self.cpus, id, &mut *self.driver, now, &mut self.out)
             }
             Ev::ElvTimer(at) => {
                 if self.elv_timer_at == Some(at) {
@@ -663,8 +678,12 @@ impl Sim {
             }
             if !self.out.drv.completions.is_empty() {
                 progress = true;
-                self.queue
-                    .drain_driver_completions(&mut *self.driver, now, &mut self.out);
+                self.queue.drain_driver_completions(
+                    &mut self.cpus,
+                    &mut *self.driver,
+                    now,
+                    &mut self.out,
+                );
             }
             if !self.out.drv.requeues.is_empty() {
                 progress = true;
@@ -791,8 +810,12 @@ impl Sim {
     fn on_power_cut(&mut self, at: Ns, changed: &[(u64, u64, u64)]) {
         self.queue.integrity.power_cut(changed);
         let mut clk = at;
-        self.queue
-            .power_cut_flush_waiters(&mut *self.driver, &mut clk, &mut self.out);
+        self.queue.power_cut_flush_waiters(
+            &mut self.cpus,
+            &mut *self.driver,
+            &mut clk,
+            &mut self.out,
+        );
         self.power_cut = Some(PowerCutFacts {
             at_ns: at,
             changed_sectors: changed.iter().map(|&(s, e, _)| e - s).sum(),

@@ -309,12 +309,19 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         driver.hw_irq().then_some(platform.irq_cpu),
         platform.llc_cpus,
     );
+    // CPUs and locks, a service the simulation owns and lends to the block layer and the
+    // drivers; the ideal platform leaves the model off entirely.
+    queue.apply_elevator_footprint();
+    let mut cpus = blksim_block::cpu::CpuModel::default();
     if !platform.is_ideal() {
-        // CPUs and locks; the ideal platform leaves the model off entirely.
         let elv = queue.elevator().map(|e| (e.name(), e.cpu_footprint()));
         let costs = platform.cpu_costs(elv);
-        queue.set_cpu_costs(costs);
-        queue.cpu.on = true;
+        cpus = blksim_block::cpu::CpuModel::new(
+            costs,
+            platform.nr_cpus as usize,
+            driver.nr_hw_queues() as usize,
+        );
+        cpus.on = true;
     }
     let trace = match &opts.blktrace {
         Some(dir) => {
@@ -333,7 +340,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     };
     let clones = expand_jobs(&jobs.jobs);
     let mut sim = Sim::new(
-        &jobs.jobs, &clones, queue, driver, platform, opts.seed, trace,
+        &jobs.jobs, &clones, queue, cpus, driver, platform, opts.seed, trace,
     )?;
     sim.set_deadlines(&jobs.jobs);
     if let Some(m) = opts.max_events {

@@ -9,29 +9,31 @@ impl RequestQueue {
     /// Completions the driver reported from an interrupt or timer at event time `now`.
     /// With the CPU model on, each runs as an interrupt context on the submitting CPU
     /// (`blk_mq_complete_request` steers the completion there, `blk_mq_complete_need_ipi`).
-    pub fn drain_driver_completions(&mut self, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
+    pub fn drain_driver_completions(
+        &mut self,
+        cpus: &mut crate::cpu::CpuModel,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
         // A driver thread (loop's worker) completes in its own context: no interrupt.
         let from = drv.completing_cpu();
-        if !self.cpu.on {
+        if !cpus.on {
             let mut t = now;
             while let Some((rq, st)) = out.drv.completions.pop() {
                 self.ctx_cpu = self.completion_cpu(rq, from);
-                self.end_request(rq, st, drv, &mut t, out);
+                self.end_request(cpus, rq, st, drv, &mut t, out);
             }
             return;
         }
         while let Some((rq, st)) = out.drv.completions.pop() {
             let cpu = self.completion_cpu(rq, from);
             self.ctx_cpu = cpu;
-            let start = self.cpu.begin(cpu, now);
-            let irq = if from.is_some() {
-                0
-            } else {
-                self.cpu.costs.irq_ns
-            };
+            let start = cpus.begin(cpu, now);
+            let irq = if from.is_some() { 0 } else { cpus.costs.irq_ns };
             let mut clk = start + irq;
-            self.end_request(rq, st, drv, &mut clk, out);
-            self.cpu.end(cpu, start, clk);
+            self.end_request(cpus, rq, st, drv, &mut clk, out);
+            cpus.end(cpu, start, clk);
         }
     }
 
@@ -99,12 +101,13 @@ impl RequestQueue {
     /// the calling context.
     pub(super) fn drain_driver_completions_at(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         drv: &mut dyn Driver,
         now: &mut Ns,
         out: &mut BlkOut,
     ) {
         while let Some((rq, st)) = out.drv.completions.pop() {
-            self.end_request(rq, st, drv, now, out);
+            self.end_request(cpus, rq, st, drv, now, out);
         }
     }
 
@@ -146,6 +149,7 @@ impl RequestQueue {
     /// completion ([`Self::complete_request`]).
     pub fn end_request(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         st: BlkStatus,
         drv: &mut dyn Driver,
@@ -165,21 +169,21 @@ impl RequestQueue {
         self.set_in_flight_delta(hctx, -1, now);
         self.pool.get_mut(rq).state = RqState::Idle;
         if rq_flags & crate::request::rqf::FLUSH_RQ != 0 {
-            return self.flush_end_io(rq, st, drv, now, out);
+            return self.flush_end_io(cpus, rq, st, drv, now, out);
         }
         // The oracle sees the data (bio versions) at the device boundary, before the bios go.
         let acked = rq_flags & crate::request::rqf::FLUSH_SEQ == 0;
         self.integrity
             .request_completed(&self.pool, rq, st == BlkStatus::Ok, acked);
-        *now += self.cpu.costs.complete_ns;
+        *now += cpus.costs.complete_ns;
         // `blk_mq_finish_request`: the elevator's completion hooks, for requests it saw.
         if rq_flags & crate::request::rqf::ELV != 0 {
             self.pool.get_mut(rq).rq_flags &= !crate::request::rqf::ELV;
-            if self.cpu.on {
-                let c = self.cpu.costs.elv(self.cpu.costs.elv_complete_ns);
+            if cpus.on {
+                let c = cpus.costs.elv(cpus.costs.elv_complete_ns);
                 if self.elv_locked_finish {
-                    let cpu = self.cpu.cur_cpu;
-                    let _ = self.cpu.elv_hold(cpu, now, c, ElvHook::Finish);
+                    let cpu = cpus.cur_cpu;
+                    let _ = cpus.elv_hold(cpu, now, c, ElvHook::Finish);
                 } else {
                     *now += c;
                 }
@@ -191,9 +195,9 @@ impl RequestQueue {
             }
         }
         if rq_flags & crate::request::rqf::FLUSH_SEQ != 0 {
-            return self.flush_data_end_io(rq, st, drv, now, out);
+            return self.flush_data_end_io(cpus, rq, st, drv, now, out);
         }
-        self.complete_request(rq, st, drv, now, out);
+        self.complete_request(cpus, rq, st, drv, now, out);
     }
 
     /// Free the shells of requests an elevator absorbed into one it built
@@ -216,6 +220,7 @@ impl RequestQueue {
     /// sequenced.
     pub(super) fn complete_request(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         st: BlkStatus,
         drv: &mut dyn Driver,
@@ -257,7 +262,7 @@ impl RequestQueue {
             let bio = self.pool.free_bio(b);
             if bio.token & crate::integrity::INTERNAL_TOKEN == 0 {
                 out.bio_done.push((bio.token, st));
-                if self.cpu.on {
+                if cpus.on {
                     out.bio_done_at.push(*now);
                 }
             }

@@ -41,8 +41,10 @@ impl RequestQueue {
     }
 
     /// Call the driver's `queue_rq` and account for the outcome.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn queue_rq(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         last: bool,
         ctx: CallCtx,
@@ -51,12 +53,12 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) -> BlkStatus {
         let hctx = self.pool.get(rq).hctx;
-        if self.cpu.on {
+        if cpus.on {
             // The driver's submission path for this hardware queue (`blk_mq_start_request`
             // and the driver's own per-queue lock, e.g. null_blk's `nq`/`cmd` handling,
             // `nvmeq->sq_lock`): it moves between CPUs when several dispatch to one hctx.
-            let c = self.cpu.costs.queue_rq_ns;
-            self.cpu.drv_hold(hctx, ctx.cpu, now, c);
+            let c = cpus.costs.queue_rq_ns;
+            cpus.drv_hold(hctx, ctx.cpu, now, c);
         }
         {
             let r = self.pool.get_mut(rq);
@@ -95,7 +97,7 @@ impl RequestQueue {
             BlkStatus::IoErr => {}
         }
         // Inline completions (null_blk irqmode=0 completes inside queue_rq).
-        self.drain_driver_completions_at(drv, now, out);
+        self.drain_driver_completions_at(cpus, drv, now, out);
         st
     }
 
@@ -115,8 +117,10 @@ impl RequestQueue {
 
     /// `blk_mq_run_hw_queue(hctx, async)`. `cpu` is the CPU of the caller (runs inline when
     /// not async).
+    #[allow(clippy::too_many_arguments)]
     pub fn run_hw_queue(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         async_run: bool,
         cpu: u16,
@@ -132,7 +136,7 @@ impl RequestQueue {
             self.delay_run_hw_queue(hctx, 0, now, out);
             return;
         }
-        self.sched_dispatch_requests(hctx, cpu, drv, now, out);
+        self.sched_dispatch_requests(cpus, hctx, cpu, drv, now, out);
     }
 
     /// `blk_mq_delay_run_hw_queue` → `kblockd_mod_delayed_work_on(blk_mq_hctx_next_cpu(hctx),
@@ -181,8 +185,10 @@ impl RequestQueue {
 
     /// The kblockd work for `hctx` fired at `now` (scheduled at `at`). Stale events (the work
     /// was moved) are ignored.
+    #[allow(clippy::too_many_arguments)]
     pub fn run_work(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         at: Ns,
         cpu: u16,
@@ -201,10 +207,10 @@ impl RequestQueue {
             return;
         }
         // A kblockd work item: its own context on `cpu`.
-        let start = self.cpu.begin(cpu, now);
+        let start = cpus.begin(cpu, now);
         let mut clk = start;
-        self.sched_dispatch_requests(hctx, cpu, drv, &mut clk, out);
-        self.end_context(cpu, start, clk, out);
+        self.sched_dispatch_requests(cpus, hctx, cpu, drv, &mut clk, out);
+        self.end_context(cpus, cpu, start, clk, out);
     }
 
     /// When the pending asynchronous run of `hctx` is due (absolute time), if any.
@@ -254,6 +260,7 @@ impl RequestQueue {
     /// `blk_mq_sched_dispatch_requests` → `__blk_mq_sched_dispatch_requests`.
     pub(super) fn sched_dispatch_requests(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         cpu: u16,
         drv: &mut dyn Driver,
@@ -266,15 +273,15 @@ impl RequestQueue {
         }
         // Leftovers on hctx->dispatch go first.
         if !self.hctxs[h].dispatch.is_empty() {
-            if self.cpu.on {
+            if cpus.on {
                 // `spin_lock(&hctx->lock); list_splice_init(&hctx->dispatch, ...)`.
-                self.cpu.hctx_hold(hctx, cpu, now, 0);
+                cpus.hctx_hold(hctx, cpu, now, 0);
             }
             let mut list = std::mem::take(&mut self.scratch);
             list.clear();
             list.extend(self.hctxs[h].dispatch.drain(..));
             self.hctxs[h].sched_restart = true;
-            let r = self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+            let r = self.dispatch_rq_list(cpus, hctx, &mut list, cpu, drv, now, out);
             list.clear();
             self.scratch = list;
             match r {
@@ -282,14 +289,14 @@ impl RequestQueue {
                 ListResult::Suspended | ListResult::NotAll => return,
             }
             if self.elevator.is_some() {
-                self.do_dispatch_sched(hctx, cpu, drv, now, out);
+                self.do_dispatch_sched(cpus, hctx, cpu, drv, now, out);
             } else {
-                self.do_dispatch_ctx(hctx, cpu, drv, now, out);
+                self.do_dispatch_ctx(cpus, hctx, cpu, drv, now, out);
             }
         } else if self.elevator.is_some() {
-            self.do_dispatch_sched(hctx, cpu, drv, now, out);
+            self.do_dispatch_sched(cpus, hctx, cpu, drv, now, out);
         } else if self.hctxs[h].dispatch_busy > 0 {
-            self.do_dispatch_ctx(hctx, cpu, drv, now, out);
+            self.do_dispatch_ctx(cpus, hctx, cpu, drv, now, out);
         } else {
             // Flush all software queues of this hctx and dispatch them in one list.
             let mut list = std::mem::take(&mut self.scratch);
@@ -301,7 +308,7 @@ impl RequestQueue {
                 self.pool.get_mut(rq).state = RqState::Idle;
             }
             if !list.is_empty() {
-                self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+                self.dispatch_rq_list(cpus, hctx, &mut list, cpu, drv, now, out);
             }
             list.clear();
             self.scratch = list;
@@ -311,6 +318,7 @@ impl RequestQueue {
     /// `blk_mq_do_dispatch_sched` → repeated `__blk_mq_do_dispatch_sched`.
     pub(super) fn do_dispatch_sched(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         cpu: u16,
         drv: &mut dyn Driver,
@@ -319,7 +327,7 @@ impl RequestQueue {
     ) {
         let mut list = std::mem::take(&mut self.scratch);
         list.clear();
-        self.dispatch_sched_loop(hctx, cpu, list, drv, now, out);
+        self.dispatch_sched_loop(cpus, hctx, cpu, list, drv, now, out);
     }
 
     /// The body of `blk_mq_do_dispatch_sched`, entered with the requests this context has
@@ -342,8 +350,10 @@ impl RequestQueue {
     /// time they run. As in the kernel, `has_work` is checked locklessly before spinning, so
     /// a context may get the lock only to find the elevator drained by the CPUs ahead of it
     /// (`dispatch_request` returns NULL).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch_sched_loop(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         cpu: u16,
         mut list: Vec<RqId>,
@@ -352,7 +362,7 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) {
         let l = std::mem::take(&mut list);
-        self.dispatch_sched_loop_granted(hctx, cpu, l, None, drv, now, out);
+        self.dispatch_sched_loop_granted(cpus, hctx, cpu, l, None, drv, now, out);
     }
 
     /// [`Self::dispatch_sched_loop`], resuming with the elevator lock granted until
@@ -360,6 +370,7 @@ impl RequestQueue {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch_sched_loop_granted(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         cpu: u16,
         mut list: Vec<RqId>,
@@ -399,14 +410,14 @@ impl RequestQueue {
                             busy = true;
                             break;
                         }
-                        if self.cpu.on {
-                            let hold = n as Ns * self.cpu.costs.elv(self.cpu.costs.elv_dispatch_ns);
+                        if cpus.on {
+                            let hold = n as Ns * cpus.costs.elv(cpus.costs.elv_dispatch_ns);
                             let mut end = *now;
-                            let start = self.cpu.elv_hold(cpu, &mut end, hold, ElvHook::Dispatch);
-                            if start > self.cpu.floor() {
+                            let start = cpus.elv_hold(cpu, &mut end, hold, ElvHook::Dispatch);
+                            if start > cpus.floor() {
                                 // Spin until the hold starts; call the elevator then.
                                 *now = start;
-                                self.park_pull(hctx, cpu, list, Some(end), *now, out);
+                                self.park_pull(cpus, hctx, cpu, list, Some(end), *now, out);
                                 return;
                             }
                             Some(end)
@@ -456,7 +467,7 @@ impl RequestQueue {
                 }
                 false
             } else {
-                let r = self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+                let r = self.dispatch_rq_list(cpus, hctx, &mut list, cpu, drv, now, out);
                 if r == ListResult::Suspended {
                     list.clear();
                     self.scratch = list;
@@ -481,8 +492,10 @@ impl RequestQueue {
 
     /// Park a dispatch context that yields in its pull loop; it resumes through
     /// [`DriverOut::unblock`] at its local time (see [`Self::resume_run`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn park_pull(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         cpu: u16,
         list: Vec<RqId>,
@@ -491,7 +504,7 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) {
         let id = self.new_run_id();
-        let owner = self.cpu.cur_task;
+        let owner = cpus.cur_task;
         self.park_slot(
             id,
             BlockedRun {
@@ -505,7 +518,7 @@ impl RequestQueue {
         );
         if let Some(t) = owner {
             // The task is inside this dispatch (its syscall has not returned).
-            self.cpu.task_parked = Some(t);
+            cpus.task_parked = Some(t);
         }
         out.drv.unblock.push((id, at));
     }
@@ -513,6 +526,7 @@ impl RequestQueue {
     /// `blk_mq_do_dispatch_ctx`: one request at a time, round-robin over software queues.
     pub(super) fn do_dispatch_ctx(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         cpu: u16,
         drv: &mut dyn Driver,
@@ -543,7 +557,7 @@ impl RequestQueue {
             let Some(rq) = picked else { return };
             self.pool.get_mut(rq).state = RqState::Idle;
             let mut list = vec![rq];
-            let r = self.dispatch_rq_list(hctx, &mut list, cpu, drv, now, out);
+            let r = self.dispatch_rq_list(cpus, hctx, &mut list, cpu, drv, now, out);
             if r != ListResult::AllSent {
                 return;
             }
@@ -563,8 +577,10 @@ impl RequestQueue {
     /// out of tags or hitting BLK_STS_RESOURCE stops that hctx's requests only.
     /// Departure: the requests are issued in the elevator's order, not grouped by hctx
     /// (`list_sort(sched_rq_cmp)`); `hctx` is the running queue, used for a parked context.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch_rq_list(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         hctx: u16,
         list: &mut Vec<RqId>,
         cpu: u16,
@@ -605,7 +621,7 @@ impl RequestQueue {
             }
             let id = self.new_run_id();
             let last = groups[g].last == i;
-            let st = self.queue_rq(rq, last, CallCtx { id, cpu }, drv, now, out);
+            let st = self.queue_rq(cpus, rq, last, CallCtx { id, cpu }, drv, now, out);
             groups[g].last_status = st;
             match st {
                 BlkStatus::Ok => groups[g].queued += 1,
@@ -623,7 +639,7 @@ impl RequestQueue {
                         }
                     }
                     groups[g].queued += 1;
-                    self.finish_rq_list(&groups, &left, true, cpu, drv, now, out);
+                    self.finish_rq_list(cpus, &groups, &left, true, cpu, drv, now, out);
                     self.park_run(id, hctx, cpu, rest);
                     self.list_groups = groups;
                     self.list_left = left;
@@ -643,13 +659,13 @@ impl RequestQueue {
                     left.push(rq);
                 }
                 BlkStatus::IoErr => {
-                    self.end_request(rq, BlkStatus::IoErr, drv, now, out);
+                    self.end_request(cpus, rq, BlkStatus::IoErr, drv, now, out);
                     groups[g].queued += 1;
                 }
             }
             i += 1;
         }
-        let all_sent = self.finish_rq_list(&groups, &left, false, cpu, drv, now, out);
+        let all_sent = self.finish_rq_list(cpus, &groups, &left, false, cpu, drv, now, out);
         self.list_groups = groups;
         self.list_left = left;
         list.clear();
@@ -688,6 +704,7 @@ impl RequestQueue {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn finish_rq_list(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         groups: &[ListGroup],
         left: &[RqId],
         stopped_only: bool,
@@ -713,9 +730,9 @@ impl RequestQueue {
                 any_sent = true;
                 continue;
             }
-            if self.cpu.on {
+            if cpus.on {
                 // Leftovers are spliced onto hctx->dispatch under `hctx->lock`.
-                self.cpu.hctx_hold(hctx, cpu, now, 0);
+                cpus.hctx_hold(hctx, cpu, now, 0);
             }
             for &rq in left {
                 if self.pool.get(rq).hctx == hctx {
@@ -745,18 +762,26 @@ impl RequestQueue {
 
     /// A blocked dispatch context was woken by the driver: go on with the rest of its list,
     /// then run the queue again from the top (as the kernel's dispatch loop would).
-    pub fn resume_run(&mut self, id: u32, drv: &mut dyn Driver, now: Ns, out: &mut BlkOut) {
+    pub fn resume_run(
+        &mut self,
+        cpus: &mut crate::cpu::CpuModel,
+        id: u32,
+        drv: &mut dyn Driver,
+        now: Ns,
+        out: &mut BlkOut,
+    ) {
         let Some(run) = self.blocked.get_mut(id as usize).and_then(|b| b.take()) else {
             panic!("resume of unknown dispatch context {id}");
         };
         self.free_runs.insert(id);
-        let start = self.cpu.begin(run.cpu, now);
+        let start = cpus.begin(run.cpu, now);
         self.ctx_cpu = run.cpu;
-        self.cpu.cur_task = run.owner;
+        cpus.cur_task = run.owner;
         let mut clk = start;
         let now = &mut clk;
         if run.pulling {
             self.dispatch_sched_loop_granted(
+                cpus,
                 run.hctx,
                 run.cpu,
                 run.rest,
@@ -769,26 +794,33 @@ impl RequestQueue {
             let mut rest = run.rest;
             let mut go_on = true;
             if !rest.is_empty() {
-                let r = self.dispatch_rq_list(run.hctx, &mut rest, run.cpu, drv, now, out);
+                let r = self.dispatch_rq_list(cpus, run.hctx, &mut rest, run.cpu, drv, now, out);
                 go_on = r == ListResult::AllSent;
             }
             if go_on {
-                self.run_hw_queue(run.hctx, false, run.cpu, drv, now, out);
+                self.run_hw_queue(cpus, run.hctx, false, run.cpu, drv, now, out);
             }
         }
-        self.end_context(run.cpu, start, clk, out);
+        self.end_context(cpus, run.cpu, start, clk, out);
     }
 
     /// End a context started with [`crate::cpu::CpuModel::begin`]; if it ran a task's
     /// dispatch that has now finished (no further yield), the task goes on.
-    pub(super) fn end_context(&mut self, cpu: u16, start: Ns, clk: Ns, out: &mut BlkOut) {
-        self.cpu.end(cpu, start, clk);
-        if let Some(t) = self.cpu.cur_task.take() {
-            if self.cpu.task_parked.take() != Some(t) {
+    pub(super) fn end_context(
+        &mut self,
+        cpus: &mut crate::cpu::CpuModel,
+        cpu: u16,
+        start: Ns,
+        clk: Ns,
+        out: &mut BlkOut,
+    ) {
+        cpus.end(cpu, start, clk);
+        if let Some(t) = cpus.cur_task.take() {
+            if cpus.task_parked.take() != Some(t) {
                 out.task_resume.push((t, clk));
             }
         }
-        self.cpu.task_parked = None;
+        cpus.task_parked = None;
     }
 
     /// `blk_mq_sched_restart`, and the completion-time run kyber's token wait needs.

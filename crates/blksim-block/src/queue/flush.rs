@@ -82,6 +82,7 @@ impl RequestQueue {
     /// it).
     pub(super) fn insert_flush(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         drv: &mut dyn Driver,
         now: &mut Ns,
@@ -111,7 +112,7 @@ impl RequestQueue {
             0 => {
                 // An empty flush on a device without a write-back cache: nothing to do.
                 self.stats.flushes_elided += 1;
-                self.complete_request(rq, BlkStatus::Ok, drv, now, out);
+                self.complete_request(cpus, rq, BlkStatus::Ok, drv, now, out);
                 true
             }
             REQ_FSEQ_DATA => false,
@@ -126,15 +127,25 @@ impl RequestQueue {
             }
             p => {
                 self.pool.get_mut(rq).rq_flags |= rqf::FLUSH_SEQ;
-                self.flush_complete_seq(rq, REQ_FSEQ_ACTIONS & !p, BlkStatus::Ok, drv, now, out);
+                self.flush_complete_seq(
+                    cpus,
+                    rq,
+                    REQ_FSEQ_ACTIONS & !p,
+                    BlkStatus::Ok,
+                    drv,
+                    now,
+                    out,
+                );
                 true
             }
         }
     }
 
     /// `blk_flush_complete_seq`: `rq` finished the steps `seq`; move it to its next step.
+    #[allow(clippy::too_many_arguments)]
     fn flush_complete_seq(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         seq: u8,
         st: BlkStatus,
@@ -185,7 +196,7 @@ impl RequestQueue {
                 }
                 let r = self.pool.get_mut(rq);
                 r.rq_flags &= !rqf::FLUSH_SEQ;
-                self.complete_request(rq, st, drv, now, out);
+                self.complete_request(cpus, rq, st, drv, now, out);
             }
         }
         self.kick_flush(h, now, out);
@@ -242,6 +253,7 @@ impl RequestQueue {
     /// with it, as the driver ends every command in flight).
     pub fn power_cut_flush_waiters(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         drv: &mut dyn Driver,
         now: &mut Ns,
         out: &mut BlkOut,
@@ -259,7 +271,7 @@ impl RequestQueue {
                 if r.rq_flags & rqf::STARTED != 0 {
                     self.integrity.request_acknowledged(&self.pool, rq);
                 }
-                self.complete_request(rq, BlkStatus::IoErr, drv, now, out);
+                self.complete_request(cpus, rq, BlkStatus::IoErr, drv, now, out);
             }
         }
     }
@@ -267,6 +279,7 @@ impl RequestQueue {
     /// `flush_end_io`: the flush request completed; every request it served moves on.
     pub(super) fn flush_end_io(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         flush_rq: RqId,
         st: BlkStatus,
         drv: &mut dyn Driver,
@@ -302,7 +315,7 @@ impl RequestQueue {
         for &rq in &served {
             let seq = cur_seq(self.pool.get(rq).flush_seq);
             debug_assert!(seq == REQ_FSEQ_PREFLUSH || seq == REQ_FSEQ_POSTFLUSH);
-            self.flush_complete_seq(rq, seq, st, drv, now, out);
+            self.flush_complete_seq(cpus, rq, seq, st, drv, now, out);
         }
         // Give the list's buffer back so steady state does not allocate.
         let mut served = served;
@@ -315,6 +328,7 @@ impl RequestQueue {
     /// `mq_flush_data_end_io`: the DATA step of a sequenced request completed on the device.
     pub(super) fn flush_data_end_io(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         st: BlkStatus,
         drv: &mut dyn Driver,
@@ -328,7 +342,7 @@ impl RequestQueue {
         self.pool.get_mut(rq).state = RqState::Idle;
         let fq = &mut self.hctxs[h as usize].fq;
         fq.data_in_flight = fq.data_in_flight.saturating_sub(1);
-        self.flush_complete_seq(rq, REQ_FSEQ_DATA, st, drv, now, out);
+        self.flush_complete_seq(cpus, rq, REQ_FSEQ_DATA, st, drv, now, out);
         self.sched_restart(h, now, out);
     }
 }

@@ -20,8 +20,15 @@ impl RequestQueue {
     }
 
     /// `blk_finish_plug`: flush the plug (not from schedule) and end plugging.
-    pub fn finish_plug(&mut self, task: u32, drv: &mut dyn Driver, now: &mut Ns, out: &mut BlkOut) {
-        self.flush_plug(task, false, drv, now, out);
+    pub fn finish_plug(
+        &mut self,
+        cpus: &mut crate::cpu::CpuModel,
+        task: u32,
+        drv: &mut dyn Driver,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
+        self.flush_plug(cpus, task, false, drv, now, out);
         self.plug_mut(task).active = false;
     }
 
@@ -35,26 +42,28 @@ impl RequestQueue {
     /// [`Self::submit_bio_at`] for callers without a CPU context (the local clock is `now`).
     pub fn submit_bio(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         bio: Bio,
         drv: &mut dyn Driver,
         now: Ns,
         out: &mut BlkOut,
     ) -> Submit {
         let mut t = now;
-        self.submit_bio_at(bio, drv, &mut t, out)
+        self.submit_bio_at(cpus, bio, drv, &mut t, out)
     }
 
     /// `blk_mq_submit_bio` for one bio (already within limits), in a context whose local
     /// clock is `now` (advanced by the CPU time the submission costs).
     pub fn submit_bio_at(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         mut bio: Bio,
         drv: &mut dyn Driver,
         now: &mut Ns,
         out: &mut BlkOut,
     ) -> Submit {
         self.ctx_cpu = bio.cpu;
-        *now += self.cpu.costs.bio_alloc_ns;
+        *now += cpus.costs.bio_alloc_ns;
         bio.queue_time = *now;
         bio.next = NO_BIO;
         self.integrity
@@ -62,15 +71,16 @@ impl RequestQueue {
         let bio_id = self.pool.alloc_bio(bio);
         self.trace(out, now, b'Q', TraceSrc::Bio(bio_id), 0);
         // 2. Plug merge, then scheduler (or software queue) merge.
-        if self.lim.nomerges < 2 && self.attempt_merges(bio_id, now, out) {
+        if self.lim.nomerges < 2 && self.attempt_merges(cpus, bio_id, now, out) {
             return Submit::Done;
         }
-        self.submit_bio_alloc(bio_id, drv, now, out)
+        self.submit_bio_alloc(cpus, bio_id, drv, now, out)
     }
 
     /// Steps 3–6 of `blk_mq_submit_bio`: allocate a request, then plug, insert or issue.
     pub(super) fn submit_bio_alloc(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         bio_id: BioId,
         drv: &mut dyn Driver,
         now: &mut Ns,
@@ -121,9 +131,9 @@ impl RequestQueue {
                 "task {task} submitted a bio while asleep on a tag"
             );
             self.task_wait_bio[t] = Some(bio_id);
-            self.flush_plug(task, true, drv, now, out);
+            self.flush_plug(cpus, task, true, drv, now, out);
             // Before sleeping the kernel runs the queue once (`blk_mq_get_tag`).
-            self.run_hw_queue(hctx, false, cpu, drv, now, out);
+            self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
             return Submit::WaitTag;
         };
         let rq = self.pool.alloc_rq_from_bio(bio_id, hctx, *now);
@@ -136,12 +146,13 @@ impl RequestQueue {
             }
         }
         self.trace(out, now, b'G', TraceSrc::Rq(rq), 0);
-        self.after_alloc(rq, task, drv, now, out);
+        self.after_alloc(cpus, rq, task, drv, now, out);
         Submit::Done
     }
 
     pub(super) fn after_alloc(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         task: u32,
         drv: &mut dyn Driver,
@@ -152,7 +163,8 @@ impl RequestQueue {
         let cpu = self.pool.get(rq).cpu;
         // 4. `op_is_flush(bio->bi_opf) && blk_insert_flush(rq)`: PREFLUSH/FUA requests are
         // sequenced by the flush machinery (`flush.rs`), which may take them here.
-        if flush::op_is_flush(self.pool.get(rq).flags) && self.insert_flush(rq, drv, now, out) {
+        if flush::op_is_flush(self.pool.get(rq).flags) && self.insert_flush(cpus, rq, drv, now, out)
+        {
             return;
         }
         // 5. Plugged: add to the plug.
@@ -168,7 +180,7 @@ impl RequestQueue {
                 .unwrap_or(0);
             let nomerges = self.lim.nomerges >= 2;
             if self.plugs[task as usize].must_flush_before_add(last_bytes, nomerges) {
-                self.flush_plug(task, false, drv, now, out);
+                self.flush_plug(cpus, task, false, drv, now, out);
             }
             let p = self.plug_mut(task);
             if p.list.is_empty() {
@@ -176,7 +188,7 @@ impl RequestQueue {
             }
             self.pool.get_mut(rq).state = RqState::Plugged;
             self.plug_mut(task).list.push(rq);
-            *now += self.cpu.costs.plug_ns;
+            *now += cpus.costs.plug_ns;
             return;
         }
         // 6. With an elevator, or a busy single-queue device: insert and run asynchronously.
@@ -186,16 +198,22 @@ impl RequestQueue {
         if self.elevator.is_some()
             || (self.hctxs[h].dispatch_busy > 0 && (self.hctxs.len() == 1 || !is_sync))
         {
-            self.insert_requests_one(rq, now, out);
-            self.run_hw_queue(hctx, true, cpu, drv, now, out);
+            self.insert_requests_one(cpus, rq, now, out);
+            self.run_hw_queue(cpus, hctx, true, cpu, drv, now, out);
         } else {
-            self.try_issue_directly(rq, cpu, drv, now, out);
+            self.try_issue_directly(cpus, rq, cpu, drv, now, out);
         }
     }
 
     /// Plug merge (`blk_attempt_plug_merge`: only the last plugged request) then elevator or
     /// software-queue merge (`blk_mq_sched_bio_merge`). Returns true if the bio was merged.
-    pub(super) fn attempt_merges(&mut self, bio_id: BioId, now: &mut Ns, out: &mut BlkOut) -> bool {
+    pub(super) fn attempt_merges(
+        &mut self,
+        cpus: &mut crate::cpu::CpuModel,
+        bio_id: BioId,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) -> bool {
         let info = self.bio_info(bio_id);
         let task = info.task as usize;
         // Plug merge.
@@ -217,9 +235,9 @@ impl RequestQueue {
         }
         // Elevator merge: `dd_bio_merge` / `bfq_bio_merge` take the elevator lock for the
         // lookup whether or not a merge is found.
-        if self.cpu.on && self.elevator.is_some() {
-            let hold = self.cpu.costs.elv(self.cpu.costs.elv_merge_ns);
-            let _ = self.cpu.elv_hold(info.cpu, now, hold, ElvHook::Merge);
+        if cpus.on && self.elevator.is_some() {
+            let hold = cpus.costs.elv(cpus.costs.elv_merge_ns);
+            let _ = cpus.elv_hold(info.cpu, now, hold, ElvHook::Merge);
         }
         if let Some(elv) = self.elevator.as_mut() {
             if let Some((rq, kind)) = elv.find_merge(&self.pool, &info) {
@@ -318,6 +336,7 @@ impl RequestQueue {
     /// `blk_mq_flush_plug_list`.
     pub fn flush_plug(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         task: u32,
         from_schedule: bool,
         drv: &mut dyn Driver,
@@ -345,10 +364,10 @@ impl RequestQueue {
                     for &r in &list[i..] {
                         self.bypass_insert(r, false);
                     }
-                    self.run_hw_queue(hctx, false, cpu, drv, now, out);
+                    self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
                     break;
                 }
-                let st = self.issue_one(rq, i + 1 == n, cpu, drv, now, out);
+                let st = self.issue_one(cpus, rq, i + 1 == n, cpu, drv, now, out);
                 match st {
                     BlkStatus::Ok | BlkStatus::Blocked => {}
                     BlkStatus::Resource | BlkStatus::DevResource => {
@@ -356,10 +375,10 @@ impl RequestQueue {
                             self.bypass_insert(r, false);
                         }
                         drv.commit_rqs(hctx, *now, &mut out.drv);
-                        self.run_hw_queue(hctx, false, cpu, drv, now, out);
+                        self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
                         break;
                     }
-                    BlkStatus::IoErr => self.end_request(rq, BlkStatus::IoErr, drv, now, out),
+                    BlkStatus::IoErr => self.end_request(cpus, rq, BlkStatus::IoErr, drv, now, out),
                 }
             }
         } else {
@@ -369,8 +388,8 @@ impl RequestQueue {
             }
             // Read the hctx first: an insert merge may free list[0].
             let hctx = self.pool.get(list[0]).hctx;
-            self.insert_requests_batch(&list, now, out);
-            self.run_hw_queue(hctx, from_schedule, cpu, drv, now, out);
+            self.insert_requests_batch(cpus, &list, now, out);
+            self.run_hw_queue(cpus, hctx, from_schedule, cpu, drv, now, out);
         }
         list.clear();
         // Give the buffer back to the plug so steady state does not allocate.
@@ -380,32 +399,42 @@ impl RequestQueue {
         }
     }
 
-    pub(super) fn insert_requests_one(&mut self, rq: RqId, now: &mut Ns, out: &mut BlkOut) {
+    pub(super) fn insert_requests_one(
+        &mut self,
+        cpus: &mut crate::cpu::CpuModel,
+        rq: RqId,
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
         let mut one = std::mem::take(&mut self.scratch);
         one.clear();
         one.push(rq);
-        self.insert_requests_batch(&one, now, out);
+        self.insert_requests_batch(cpus, &one, now, out);
         one.clear();
         self.scratch = one;
     }
 
     /// Insert into the elevator (`insert_requests`) or the software queues.
-    pub(super) fn insert_requests_batch(&mut self, list: &[RqId], now: &mut Ns, out: &mut BlkOut) {
+    pub(super) fn insert_requests_batch(
+        &mut self,
+        cpus: &mut crate::cpu::CpuModel,
+        list: &[RqId],
+        now: &mut Ns,
+        out: &mut BlkOut,
+    ) {
         for &rq in list {
             self.pool.get_mut(rq).insert_time = *now;
             self.trace(out, now, b'I', TraceSrc::Rq(rq), 0);
         }
-        if self.cpu.on && self.elevator.is_some() && !list.is_empty() {
+        if cpus.on && self.elevator.is_some() && !list.is_empty() {
             let cpu = self.pool.get(list[0]).cpu;
-            let one = self.cpu.costs.elv(self.cpu.costs.elv_insert_ns);
+            let one = cpus.costs.elv(cpus.costs.elv_insert_ns);
             if self.elv_lock_per_insert {
                 for _ in 0..list.len() {
-                    let _ = self.cpu.elv_hold(cpu, now, one, ElvHook::Insert);
+                    let _ = cpus.elv_hold(cpu, now, one, ElvHook::Insert);
                 }
             } else {
-                let _ = self
-                    .cpu
-                    .elv_hold(cpu, now, one * list.len() as Ns, ElvHook::Insert);
+                let _ = cpus.elv_hold(cpu, now, one * list.len() as Ns, ElvHook::Insert);
             }
         }
         if let Some(elv) = self.elevator.as_mut() {
@@ -460,6 +489,7 @@ impl RequestQueue {
     /// `blk_mq_try_issue_directly` (no elevator).
     pub(super) fn try_issue_directly(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         cpu: u16,
         drv: &mut dyn Driver,
@@ -469,26 +499,28 @@ impl RequestQueue {
         let hctx = self.pool.get(rq).hctx;
         let h = hctx as usize;
         if self.hctxs[h].stopped {
-            self.insert_requests_one(rq, now, out);
-            self.run_hw_queue(hctx, false, cpu, drv, now, out);
+            self.insert_requests_one(cpus, rq, now, out);
+            self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
             return;
         }
-        let st = self.issue_one(rq, true, cpu, drv, now, out);
+        let st = self.issue_one(cpus, rq, true, cpu, drv, now, out);
         match st {
             BlkStatus::Ok | BlkStatus::Blocked => self.update_dispatch_busy(h, false),
             BlkStatus::Resource | BlkStatus::DevResource => {
                 self.update_dispatch_busy(h, true);
                 self.bypass_insert(rq, false);
-                self.run_hw_queue(hctx, false, cpu, drv, now, out);
+                self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
             }
-            BlkStatus::IoErr => self.end_request(rq, BlkStatus::IoErr, drv, now, out),
+            BlkStatus::IoErr => self.end_request(cpus, rq, BlkStatus::IoErr, drv, now, out),
         }
     }
 
     /// Issue one request that already has its driver tag. Blocked direct issues resume
     /// nothing (the submitter itself is the blocked context).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn issue_one(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         rq: RqId,
         last: bool,
         cpu: u16,
@@ -497,7 +529,7 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) -> BlkStatus {
         let id = self.new_run_id();
-        let st = self.queue_rq(rq, last, CallCtx { id, cpu }, drv, now, out);
+        let st = self.queue_rq(cpus, rq, last, CallCtx { id, cpu }, drv, now, out);
         if st == BlkStatus::Blocked {
             let hctx = self.pool.get(rq).hctx;
             self.park_run(id, hctx, cpu, Vec::new());

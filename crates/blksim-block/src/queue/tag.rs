@@ -95,6 +95,7 @@ impl RequestQueue {
     /// it slept on. It may have to sleep again if another task took the tag first.
     pub fn resume_tag_waiter(
         &mut self,
+        cpus: &mut crate::cpu::CpuModel,
         task: u32,
         drv: &mut dyn Driver,
         now: &mut Ns,
@@ -105,6 +106,6 @@ impl RequestQueue {
             .get_mut(task as usize)
             .and_then(|b| b.take())
             .expect("task resumed without a pending bio");
-        self.submit_bio_alloc(bio, drv, now, out)
+        self.submit_bio_alloc(cpus, bio, drv, now, out)
     }
 }

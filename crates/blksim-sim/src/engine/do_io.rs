@@ -420,19 +420,23 @@ impl Sim {
                 ((task_id as u64) << 32) | nsec as u64,
             );
             self.bios[0] += 1;
-            let r = self
-                .queue
-                .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out);
+            let r = self.queue.submit_bio_at(
+                &mut self.cpus,
+                bio,
+                &mut *self.driver,
+                &mut self.clk,
+                &mut self.out,
+            );
             if r == Submit::WaitTag {
                 self.tasks[t].in_syscall = InSyscall::AsleepOnTag;
                 return;
             }
-            if self.queue.cpu.task_parked.take() == Some(task_id) {
+            if self.cpus.task_parked.take() == Some(task_id) {
                 // A dispatch run inside this syscall yielded; the task waits for it.
                 self.tasks[t].in_syscall = InSyscall::Yielded;
                 return;
             }
-            if self.queue.cpu.on
+            if self.cpus.on
                 && self.clk > self.ctx_ev
                 && (self.tasks[t].submit_cursor.map(|c| c.0 < nr) == Some(true)
                     || self.tasks[t].plugging)
@@ -446,9 +450,14 @@ impl Sim {
         }
         if self.tasks[t].plugging {
             self.tasks[t].plugging = false;
-            self.queue
-                .finish_plug(task_id, &mut *self.driver, &mut self.clk, &mut self.out);
-            if self.queue.cpu.task_parked.take() == Some(task_id) {
+            self.queue.finish_plug(
+                &mut self.cpus,
+                task_id,
+                &mut *self.driver,
+                &mut self.clk,
+                &mut self.out,
+            );
+            if self.cpus.task_parked.take() == Some(task_id) {
                 self.end_commit(t);
                 self.tasks[t].in_syscall = InSyscall::Yielded;
                 return;
@@ -459,9 +468,13 @@ impl Sim {
 
     pub(super) fn tag_resume(&mut self, t: usize, now: Ns) {
         self.clk = self.clk.max(now);
-        let r =
-            self.queue
-                .resume_tag_waiter(t as u32, &mut *self.driver, &mut self.clk, &mut self.out);
+        let r = self.queue.resume_tag_waiter(
+            &mut self.cpus,
+            t as u32,
+            &mut *self.driver,
+            &mut self.clk,
+            &mut self.out,
+        );
         if r == Submit::WaitTag {
             return;
         }

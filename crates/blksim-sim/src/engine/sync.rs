@@ -59,10 +59,13 @@ impl Sim {
         };
         self.clk = self.clk.max(now);
         self.bios[0] += 1;
-        if self
-            .queue
-            .submit_bio_at(bio, &mut *self.driver, &mut self.clk, &mut self.out)
-            == Submit::WaitTag
+        if self.queue.submit_bio_at(
+            &mut self.cpus,
+            bio,
+            &mut *self.driver,
+            &mut self.clk,
+            &mut self.out,
+        ) == Submit::WaitTag
         {
             self.tasks[t].in_syscall = InSyscall::AsleepOnTag;
         }
