@@ -1,0 +1,208 @@
+//! CQE (drivers/mmc/host/cqhci-core.c, block.c `mmc_blk_cqe_issue_rw_rq`): the card holds up
+//! to 31 data tasks + 1 DCMD and picks which one to execute (`card.cq_policy`).
+
+use super::*;
+
+impl MmcDriver {
+    pub(super) fn cqe_issue(
+        &mut self,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        if ty == IssueType::Sync {
+            return self.block_for_sync(rq, ctx, now, out);
+        }
+        let segs = if ty == IssueType::Dcmd {
+            0
+        } else {
+            self.tracked[&rq].segs
+        };
+        let t = self.prep(now, segs, self.cfg.host.cqe_task);
+        // CMD44 + CMD45 queue the task on the CMD line (DCMD: sent when executed).
+        let q = if ty == IssueType::Dcmd {
+            t
+        } else {
+            let q = t.max(self.cmd_free) + 2 * self.card.bus().cmd_ns(R1_BITS);
+            self.cmd_free = q;
+            q
+        };
+        self.cqe_outstanding += 1;
+        out.events.push((q, self.ev(EV_CQE_QUEUED, rq)));
+        BlkStatus::Ok
+    }
+
+    fn cqe_schedule_kick(&mut self, at: Ns, out: &mut DriverOut) {
+        if self.cqe_kick_at.map(|k| k <= at).unwrap_or(false) {
+            return;
+        }
+        self.cqe_kick_at = Some(at);
+        out.events.push((at, self.ev(EV_CQE_KICK, 0)));
+    }
+
+    /// Pick the next task per `card.cq_policy`; None = wait until `Err(t)`.
+    fn cqe_pick(&self, now: Ns) -> Result<usize, Ns> {
+        if let Some(i) = self.cqe_tasks.iter().position(|t| t.dcmd) {
+            return Ok(i);
+        }
+        let oldest = (0..self.cqe_tasks.len())
+            .min_by_key(|&i| self.cqe_tasks[i].seq)
+            .unwrap();
+        let forced = self.cfg.cq_policy == CqPolicy::Fifo
+            || self.cqe_tasks[oldest].bypassed >= self.cfg.cq_max_bypass;
+        if forced {
+            let r = self.cqe_tasks[oldest].acc.ready;
+            return if r <= now { Ok(oldest) } else { Err(r) };
+        }
+        let best = (0..self.cqe_tasks.len())
+            .min_by_key(|&i| (self.cqe_tasks[i].acc.ready.max(now), self.cqe_tasks[i].seq))
+            .unwrap();
+        let r = self.cqe_tasks[best].acc.ready;
+        if r <= now {
+            Ok(best)
+        } else {
+            Err(r)
+        }
+    }
+
+    pub(super) fn cqe_kick(&mut self, now: Ns, out: &mut DriverOut) {
+        // `cqhci` is halted during recovery.
+        if self.cqe_tasks.is_empty() || self.recovery_needed {
+            return;
+        }
+        if self.cqe_bus_until > now {
+            self.cqe_schedule_kick(self.cqe_bus_until, out);
+            return;
+        }
+        let i = match self.cqe_pick(now) {
+            Ok(i) => i,
+            Err(t) => {
+                self.cqe_schedule_kick(t, out);
+                return;
+            }
+        };
+        let task = self.cqe_tasks.remove(i);
+        if !task.dcmd {
+            let oldest_seq = self.cqe_tasks.iter().map(|t| t.seq).min();
+            if let Some(o) = oldest_seq.filter(|&o| o < task.seq) {
+                self.stats.cqe_reordered += 1;
+                for t in self.cqe_tasks.iter_mut().filter(|t| t.seq == o) {
+                    t.bypassed += 1;
+                }
+            }
+        }
+        let r1 = self.card.bus().cmd_ns(R1_BITS);
+        let mut tr = self.tracked[&task.rq];
+        let busy_end = if task.dcmd {
+            let t = now.max(self.cmd_free) + r1;
+            self.cmd_free = t;
+            let be = self.card.busy_command(t, &tr.cmd);
+            self.stats.card_ns += be - t;
+            be
+        } else {
+            // CMD13 queue status + CMD46/CMD47 execute, then the data phase.
+            let t = now.max(self.cmd_free) + 2 * r1;
+            self.cmd_free = t;
+            let ds = t.max(task.acc.ready);
+            assert!(ds >= self.dat_free, "cqe: two data transfers on the bus");
+            tr.fault = self.recovery.draw();
+            let (de, be) = match tr.fault {
+                Fault::Cmd => {
+                    self.card.unstage_data(tr.tag);
+                    (ds, ds)
+                }
+                Fault::DataTimeout => {
+                    let (_, be) = self.card.transfer(ds, &tr.cmd, &task.acc);
+                    let end = be.max(ds + self.cfg.host.data_timeout);
+                    (end, end)
+                }
+                _ => self.card.transfer(ds, &tr.cmd, &task.acc),
+            };
+            self.dat_free = de;
+            self.stats.bus_ns += (de - ds) + 2 * r1;
+            self.stats.card_ns += (ds - tr.queued.min(ds)) + (be - de);
+            be
+        };
+        tr.started = now;
+        tr.hw_done = busy_end;
+        self.stats.mmc_queue_wait_ns += now - tr.accepted;
+        self.tracked.insert(task.rq, tr);
+        let name = &self.name;
+        self.note(out, now, || {
+            format!(
+                "{name} cqe exec rq={} tag={} {:?} busy_end={busy_end}",
+                task.rq, tr.tag, tr.cmd.op
+            )
+        });
+        // One transfer (or R1b busy) on DAT at a time.
+        self.cqe_bus_until = busy_end;
+        out.events
+            .push((busy_end + self.cfg.host.irq, self.ev(EV_CQE_IRQ, task.rq)));
+        self.cqe_schedule_kick(busy_end, out);
+    }
+
+    pub(super) fn cqe_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
+        match kind {
+            EV_CQE_QUEUED => {
+                let mut tr = self.tracked[&rq];
+                tr.queued = now;
+                self.tracked.insert(rq, tr);
+                let dcmd = tr.ty == IssueType::Dcmd;
+                let acc = if dcmd {
+                    Access {
+                        ready: now,
+                        nand_end: now,
+                        tail_blocks: 0,
+                        busy_extra: 0,
+                    }
+                } else {
+                    // The card starts preparing the task as soon as it is queued.
+                    self.card.access(now, &tr.cmd)
+                };
+                self.cqe_seq += 1;
+                self.cqe_tasks.push(Task {
+                    rq,
+                    seq: self.cqe_seq,
+                    acc,
+                    bypassed: 0,
+                    dcmd,
+                });
+                assert!(
+                    self.cqe_tasks.iter().filter(|t| !t.dcmd).count() as u32 <= self.cqe_qdepth()
+                );
+                self.cqe_kick(now, out);
+            }
+            EV_CQE_KICK => {
+                if self.cqe_kick_at == Some(now) {
+                    self.cqe_kick_at = None;
+                }
+                self.cqe_kick(now, out);
+            }
+            EV_CQE_IRQ => {
+                // `cqhci_irq` → `cqhci_finish_mrq` → `mmc_blk_cqe_req_done` →
+                // `blk_mq_complete_request`.
+                let mut tr = self.tracked[&rq];
+                if tr.fault != Fault::None {
+                    // An error interrupt: `mmc_blk_cqe_req_done` sets recovery_needed, halts
+                    // the engine (`cqe_recovery_start`) and schedules the recovery work, which
+                    // discards every task still queued (this one included).
+                    if !self.recovery_needed {
+                        self.recovery_needed = true;
+                        out.events
+                            .push((now + self.cfg.host.wakeup, self.ev(EV_RECOVERY, rq)));
+                    }
+                    return;
+                }
+                self.cqe_outstanding -= 1;
+                tr.irq_done = true;
+                let u = self.unmap_ns(rq);
+                tr.done_at = now + self.cfg.host.complete + u;
+                self.tracked.insert(rq, tr);
+                out.events.push((tr.done_at, self.ev(EV_DONE, rq)));
+            }
+            _ => unreachable!(),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The host software queue (drivers/mmc/host/mmc_hsq.c): `mmc_blk_cqe_issue_rw_rq` →
+//! `mmc_hsq_request` puts the request in its tag's slot, `mmc_hsq_pump_requests` starts one on
+//! the host, and the completion path (`mmc_hsq_post_request`) pumps the next one.
+
+use super::*;
+
+impl MmcDriver {
+    pub(super) fn hsq_issue(
+        &mut self,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        if ty == IssueType::Sync {
+            return self.block_for_sync(rq, ctx, now, out);
+        }
+        let segs = self.tracked[&rq].segs;
+        let t = self.prep(now, segs, 0);
+        self.hsq_preparing += 1;
+        out.events.push((t, self.ev(EV_HSQ_ENQ, rq)));
+        BlkStatus::Ok
+    }
+
+    /// `mmc_hsq_pump_requests`.
+    pub(super) fn hsq_pump(&mut self, now: Ns, out: &mut DriverOut) {
+        // `hsq->recovery_halt`: no pump during recovery.
+        if self.hsq.on_host.is_some() || self.hsq.qcnt == 0 || self.recovery_needed {
+            return;
+        }
+        if self.cfg.hsq_dynamic {
+            let d = self
+                .hsq
+                .threshold(self.cfg.hsq_depth, self.cfg.hsq_perf_depth);
+            if d > self.hsq_depth {
+                self.stats.hsq_depth_raises += 1;
+            }
+            self.hsq_depth = d;
+        }
+        let (tag, s) = self.hsq.pump().unwrap();
+        let wait = now - self.tracked[&s.rq].queued;
+        self.stats.hsq_slot_wait_ns += wait;
+        self.stats.hsq_slot_wait_max_ns = self.stats.hsq_slot_wait_max_ns.max(wait);
+        let name = &self.name;
+        self.note(out, now, || {
+            format!("{name} hsq start tag={tag} slot_wait_ns={wait}")
+        });
+        // `request_atomic` from this (possibly IRQ) context. Hosts on hsq signal busy end, so
+        // the IRQ comes after DAT0 is released either way.
+        let (_, busy_end) = self.start_on_bus(s.rq, now, out);
+        out.events
+            .push((busy_end + self.cfg.host.irq, self.ev(EV_HSQ_IRQ, s.rq)));
+    }
+
+    pub(super) fn hsq_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
+        match kind {
+            EV_HSQ_ENQ => {
+                self.hsq_preparing -= 1;
+                let mut tr = self.tracked[&rq];
+                tr.queued = now;
+                self.tracked.insert(rq, tr);
+                let s = Slot {
+                    rq,
+                    is_4k_write: tr.cmd.op == CardOp::Write && tr.cmd.nr_sectors == 8,
+                };
+                self.hsq.enqueue(tr.tag as usize, s);
+                self.hsq_pump(now, out);
+            }
+            EV_HSQ_IRQ => {
+                // `mmc_hsq_finalize_request` → `mmc_cqe_request_done` (→ blk_mq_complete_request,
+                // ends in softirq) → `mmc_hsq_post_request` → pump the next one right here.
+                let tag = self.tracked[&rq].tag as usize;
+                let s = self.hsq.finalize(tag);
+                assert_eq!(s.rq, rq);
+                if self.tracked[&rq].fault != Fault::None {
+                    // `mmc_blk_hsq_req_done`: recovery_needed, the queue halted
+                    // (`mmc_hsq_recovery_start`), the recovery work scheduled.
+                    self.recovery_needed = true;
+                    out.events
+                        .push((now + self.cfg.host.wakeup, self.ev(EV_RECOVERY, rq)));
+                    return;
+                }
+                // `mmc_blk_cqe_complete_rq` → `mmc_cqe_post_req` unmaps in the completion.
+                let u = self.unmap_ns(rq);
+                out.events
+                    .push((now + self.cfg.host.complete + u, self.ev(EV_DONE, rq)));
+                self.hsq_pump(now, out);
+            }
+            _ => unreachable!(),
+        }
+    }
+}
