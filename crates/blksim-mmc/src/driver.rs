@@ -12,6 +12,10 @@ mod cqhci;
 mod legacy;
 mod mmc_hsq;
 
+use cqhci::Cqhci;
+use legacy::MmcLegacy;
+use mmc_hsq::MmcHsq;
+
 use crate::hsq::{HsqSlots, NextTag, Slot};
 use crate::recovery::{Costs, Fault, FaultConfig, Outcome, Recovery, RecoveryOps};
 use crate::HostCosts;
@@ -240,16 +244,6 @@ struct Waiter {
     sync: bool,
 }
 
-/// A CQE task held by the card.
-#[derive(Clone, Copy, Debug)]
-struct Task {
-    rq: RqId,
-    seq: u64,
-    acc: Access,
-    bypassed: u32,
-    dcmd: bool,
-}
-
 #[derive(Clone, Debug, Default)]
 struct Stats {
     queue_rq_calls: u64,
@@ -295,28 +289,15 @@ pub struct MmcDriver {
     cmd_free: Ns,
     /// `mq->complete_lock` held until.
     complete_lock_until: Ns,
-    // legacy (`mq->rw_wait`, `mq->complete_req`, `mq->waiting`)
-    leg_on_bus: Option<RqId>,
-    leg_complete_req: Option<RqId>,
-    leg_handoff: Option<RqId>,
-    /// Legacy: the request `complete_work` took (`mmc_blk_mq_complete_work`), until it ends.
-    leg_work: Option<RqId>,
-    /// Legacy: the dispatcher is unmapping the previous request (`mmc_blk_mq_post_req`) after
-    /// starting its own; (previous request, context) until `queue_rq` returns.
-    leg_post: Option<(RqId, u32)>,
+    /// Legacy path state (`mq->complete_req`, `mq->rw_wait`, `mq->waiting`).
+    legacy: MmcLegacy,
     waiter: Option<Waiter>,
     /// SYNC request whose command runs now (context to unblock at the end).
     sync_running: Option<(RqId, u32)>,
-    // hsq
-    hsq: HsqSlots,
-    hsq_depth: u32,
-    hsq_preparing: u32,
-    // cqe
-    cqe_tasks: Vec<Task>,
-    cqe_seq: u64,
-    cqe_outstanding: u32,
-    cqe_bus_until: Ns,
-    cqe_kick_at: Option<Ns>,
+    /// Host software queue state (`struct mmc_hsq`).
+    hsq: MmcHsq,
+    /// CQHCI state (`struct cqhci_host`).
+    cqe: Cqhci,
     stats: Stats,
     /// Event generation (see [`GEN_SHIFT`]).
     generation: u64,
@@ -342,8 +323,7 @@ impl MmcDriver {
             HostQueue::Cqe => "mmc-cqe",
         };
         MmcDriver {
-            hsq: HsqSlots::new(cfg.hsq_next_tag),
-            hsq_depth: cfg.hsq_depth,
+            hsq: MmcHsq::new(&cfg),
             cfg,
             card,
             proto: if cmd23 {
@@ -359,19 +339,10 @@ impl MmcDriver {
             dat_free: 0,
             cmd_free: 0,
             complete_lock_until: 0,
-            leg_on_bus: None,
-            leg_complete_req: None,
-            leg_handoff: None,
-            leg_work: None,
-            leg_post: None,
+            legacy: MmcLegacy::default(),
             waiter: None,
             sync_running: None,
-            hsq_preparing: 0,
-            cqe_tasks: Vec::new(),
-            cqe_seq: 0,
-            cqe_outstanding: 0,
-            cqe_bus_until: 0,
-            cqe_kick_at: None,
+            cqe: Cqhci::default(),
             stats: Stats::default(),
             generation: 0,
             power_cut_at: 0,
@@ -430,24 +401,16 @@ impl MmcDriver {
         let mut ctxs: Vec<u32> = Vec::new();
         ctxs.extend(self.waiter.take().map(|w| w.ctx));
         ctxs.extend(self.sync_running.take().map(|(_, c)| c));
-        ctxs.extend(self.leg_post.take().map(|(_, c)| c));
+        ctxs.extend(self.legacy.post.take().map(|(_, c)| c));
         ctxs.sort_unstable();
         ctxs.dedup();
         for c in ctxs {
             out.unblock.push((c, now));
         }
         self.busy = false;
-        self.leg_on_bus = None;
-        self.leg_complete_req = None;
-        self.leg_handoff = None;
-        self.leg_work = None;
-        self.hsq = HsqSlots::new(self.cfg.hsq_next_tag);
-        self.hsq_depth = self.cfg.hsq_depth;
-        self.hsq_preparing = 0;
-        self.cqe_tasks.clear();
-        self.cqe_outstanding = 0;
-        self.cqe_bus_until = now;
-        self.cqe_kick_at = None;
+        self.legacy.abort();
+        self.hsq = MmcHsq::new(&self.cfg);
+        self.cqe.abort(now);
         self.cpu_free = self.cpu_free.min(now);
         self.dat_free = now;
         self.cmd_free = now;
@@ -499,10 +462,10 @@ impl MmcDriver {
                     tr.outcome = Some(outcome);
                     self.card.unstage_data(tr.tag);
                 }
-                self.cqe_tasks.clear();
-                self.cqe_outstanding = 0;
-                self.cqe_kick_at = None;
-                self.cqe_bus_until = end;
+                self.cqe.tasks.clear();
+                self.cqe.outstanding = 0;
+                self.cqe.kick_at = None;
+                self.cqe.bus_until = end;
                 self.cmd_free = end;
                 self.dat_free = self.dat_free.max(end);
                 // Events of the discarded tasks are dropped; the completions already under
@@ -803,8 +766,8 @@ impl MmcDriver {
             )
         });
         let ty = tr.ty as usize;
-        if self.leg_work == Some(rq) {
-            self.leg_work = None;
+        if self.legacy.work == Some(rq) {
+            self.legacy.work = None;
         }
         assert!(self.in_flight[ty] > 0);
         self.in_flight[ty] -= 1;
@@ -895,9 +858,11 @@ impl MmcDriver {
         let idle = match self.cfg.queue {
             HostQueue::Legacy => return,
             HostQueue::Hsq => {
-                self.hsq.on_host.is_none() && self.hsq.qcnt == 0 && self.hsq_preparing == 0
+                self.hsq.slots.on_host.is_none()
+                    && self.hsq.slots.qcnt == 0
+                    && self.hsq.preparing == 0
             }
-            HostQueue::Cqe => self.cqe_outstanding == 0,
+            HostQueue::Cqe => self.cqe.outstanding == 0,
         };
         if idle {
             if let Some(w) = self.waiter.take() {
@@ -1029,10 +994,10 @@ impl Driver for MmcDriver {
                 return BlkStatus::Resource;
             }
             IssueType::Async
-                if self.cfg.queue == HostQueue::Hsq && self.in_flight_async() > self.hsq_depth =>
+                if self.cfg.queue == HostQueue::Hsq && self.in_flight_async() > self.hsq.depth =>
             {
                 self.stats.resource_depth += 1;
-                let d = self.hsq_depth;
+                let d = self.hsq.depth;
                 self.note(out, now, || {
                     format!("{name} resource hsq_depth={d} rq={rq}")
                 });
@@ -1220,21 +1185,21 @@ impl Driver for MmcDriver {
         match self.cfg.queue {
             HostQueue::Legacy => {
                 assert!(total <= 2, "legacy: {total} requests in flight");
-                assert!(!(self.leg_on_bus.is_some() && self.leg_complete_req.is_some()));
+                assert!(!(self.legacy.on_bus.is_some() && self.legacy.complete_req.is_some()));
             }
             HostQueue::Hsq => {
-                self.hsq.check();
-                assert!(self.hsq.occupied() as u32 <= a);
+                self.hsq.slots.check();
+                assert!(self.hsq.slots.occupied() as u32 <= a);
             }
             HostQueue::Cqe => {
-                let data = self.cqe_tasks.iter().filter(|t| !t.dcmd).count() as u32;
+                let data = self.cqe.tasks.iter().filter(|t| !t.dcmd).count() as u32;
                 assert!(data <= self.cqe_qdepth(), "cqe: {data} data tasks");
                 assert!(self.in_flight[IssueType::Dcmd as usize] <= 1);
             }
         }
         if self.busy {
             assert!(
-                self.waiter.is_some() || self.sync_running.is_some() || self.leg_post.is_some(),
+                self.waiter.is_some() || self.sync_running.is_some() || self.legacy.post.is_some(),
                 "mq.busy without a sleeping context"
             );
         }

@@ -3,6 +3,40 @@
 
 use super::*;
 
+/// A CQE task held by the card.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Task {
+    pub(super) rq: RqId,
+    pub(super) seq: u64,
+    pub(super) acc: Access,
+    pub(super) bypassed: u32,
+    pub(super) dcmd: bool,
+}
+
+/// `struct cqhci_host`: the tasks the card holds and the engine's DAT-line state.
+#[derive(Debug, Default)]
+pub(super) struct Cqhci {
+    pub(super) tasks: Vec<Task>,
+    /// Queueing order (FIFO reference for `card.cq_policy` and `card.cq_max_bypass`).
+    pub(super) seq: u64,
+    /// Tasks queued and not yet completed (`cq_host->qcnt`).
+    pub(super) outstanding: u32,
+    /// The DAT line is busy with a transfer or R1b busy until.
+    pub(super) bus_until: Ns,
+    /// The next scheduled `EV_CQE_KICK`.
+    pub(super) kick_at: Option<Ns>,
+}
+
+impl Cqhci {
+    /// Everything in flight failed (power cut, removal).
+    pub(super) fn abort(&mut self, now: Ns) {
+        self.tasks.clear();
+        self.outstanding = 0;
+        self.bus_until = now;
+        self.kick_at = None;
+    }
+}
+
 impl MmcDriver {
     pub(super) fn cqe_issue(
         &mut self,
@@ -29,37 +63,37 @@ impl MmcDriver {
             self.cmd_free = q;
             q
         };
-        self.cqe_outstanding += 1;
+        self.cqe.outstanding += 1;
         out.events.push((q, self.ev(EV_CQE_QUEUED, rq)));
         BlkStatus::Ok
     }
 
     fn cqe_schedule_kick(&mut self, at: Ns, out: &mut DriverOut) {
-        if self.cqe_kick_at.map(|k| k <= at).unwrap_or(false) {
+        if self.cqe.kick_at.map(|k| k <= at).unwrap_or(false) {
             return;
         }
-        self.cqe_kick_at = Some(at);
+        self.cqe.kick_at = Some(at);
         out.events.push((at, self.ev(EV_CQE_KICK, 0)));
     }
 
     /// Pick the next task per `card.cq_policy`; None = wait until `Err(t)`.
     fn cqe_pick(&self, now: Ns) -> Result<usize, Ns> {
-        if let Some(i) = self.cqe_tasks.iter().position(|t| t.dcmd) {
+        if let Some(i) = self.cqe.tasks.iter().position(|t| t.dcmd) {
             return Ok(i);
         }
-        let oldest = (0..self.cqe_tasks.len())
-            .min_by_key(|&i| self.cqe_tasks[i].seq)
+        let oldest = (0..self.cqe.tasks.len())
+            .min_by_key(|&i| self.cqe.tasks[i].seq)
             .unwrap();
         let forced = self.cfg.cq_policy == CqPolicy::Fifo
-            || self.cqe_tasks[oldest].bypassed >= self.cfg.cq_max_bypass;
+            || self.cqe.tasks[oldest].bypassed >= self.cfg.cq_max_bypass;
         if forced {
-            let r = self.cqe_tasks[oldest].acc.ready;
+            let r = self.cqe.tasks[oldest].acc.ready;
             return if r <= now { Ok(oldest) } else { Err(r) };
         }
-        let best = (0..self.cqe_tasks.len())
-            .min_by_key(|&i| (self.cqe_tasks[i].acc.ready.max(now), self.cqe_tasks[i].seq))
+        let best = (0..self.cqe.tasks.len())
+            .min_by_key(|&i| (self.cqe.tasks[i].acc.ready.max(now), self.cqe.tasks[i].seq))
             .unwrap();
-        let r = self.cqe_tasks[best].acc.ready;
+        let r = self.cqe.tasks[best].acc.ready;
         if r <= now {
             Ok(best)
         } else {
@@ -69,11 +103,11 @@ impl MmcDriver {
 
     pub(super) fn cqe_kick(&mut self, now: Ns, out: &mut DriverOut) {
         // `cqhci` is halted during recovery.
-        if self.cqe_tasks.is_empty() || self.recovery_needed {
+        if self.cqe.tasks.is_empty() || self.recovery_needed {
             return;
         }
-        if self.cqe_bus_until > now {
-            self.cqe_schedule_kick(self.cqe_bus_until, out);
+        if self.cqe.bus_until > now {
+            self.cqe_schedule_kick(self.cqe.bus_until, out);
             return;
         }
         let i = match self.cqe_pick(now) {
@@ -83,12 +117,12 @@ impl MmcDriver {
                 return;
             }
         };
-        let task = self.cqe_tasks.remove(i);
+        let task = self.cqe.tasks.remove(i);
         if !task.dcmd {
-            let oldest_seq = self.cqe_tasks.iter().map(|t| t.seq).min();
+            let oldest_seq = self.cqe.tasks.iter().map(|t| t.seq).min();
             if let Some(o) = oldest_seq.filter(|&o| o < task.seq) {
                 self.stats.cqe_reordered += 1;
-                for t in self.cqe_tasks.iter_mut().filter(|t| t.seq == o) {
+                for t in self.cqe.tasks.iter_mut().filter(|t| t.seq == o) {
                     t.bypassed += 1;
                 }
             }
@@ -137,7 +171,7 @@ impl MmcDriver {
             )
         });
         // One transfer (or R1b busy) on DAT at a time.
-        self.cqe_bus_until = busy_end;
+        self.cqe.bus_until = busy_end;
         out.events
             .push((busy_end + self.cfg.host.irq, self.ev(EV_CQE_IRQ, task.rq)));
         self.cqe_schedule_kick(busy_end, out);
@@ -161,22 +195,22 @@ impl MmcDriver {
                     // The card starts preparing the task as soon as it is queued.
                     self.card.access(now, &tr.cmd)
                 };
-                self.cqe_seq += 1;
-                self.cqe_tasks.push(Task {
+                self.cqe.seq += 1;
+                self.cqe.tasks.push(Task {
                     rq,
-                    seq: self.cqe_seq,
+                    seq: self.cqe.seq,
                     acc,
                     bypassed: 0,
                     dcmd,
                 });
                 assert!(
-                    self.cqe_tasks.iter().filter(|t| !t.dcmd).count() as u32 <= self.cqe_qdepth()
+                    self.cqe.tasks.iter().filter(|t| !t.dcmd).count() as u32 <= self.cqe_qdepth()
                 );
                 self.cqe_kick(now, out);
             }
             EV_CQE_KICK => {
-                if self.cqe_kick_at == Some(now) {
-                    self.cqe_kick_at = None;
+                if self.cqe.kick_at == Some(now) {
+                    self.cqe.kick_at = None;
                 }
                 self.cqe_kick(now, out);
             }
@@ -195,7 +229,7 @@ impl MmcDriver {
                     }
                     return;
                 }
-                self.cqe_outstanding -= 1;
+                self.cqe.outstanding -= 1;
                 tr.irq_done = true;
                 let u = self.unmap_ns(rq);
                 tr.done_at = now + self.cfg.host.complete + u;

@@ -5,6 +5,33 @@
 
 use super::*;
 
+/// The legacy path's state in `struct mmc_queue` (`mq->complete_req`, `mq->rw_wait`,
+/// `mq->waiting`, `mq->complete_work`).
+#[derive(Debug, Default)]
+pub(super) struct MmcLegacy {
+    /// The request on the bus (started, its IRQ not yet in).
+    pub(super) on_bus: Option<RqId>,
+    /// `mq->complete_req`: done on the bus, not yet completed by anyone.
+    pub(super) complete_req: Option<RqId>,
+    /// The previous request a woken dispatcher completes (`mmc_blk_mq_complete_prev_req`).
+    pub(super) handoff: Option<RqId>,
+    /// The request `complete_work` took (`mmc_blk_mq_complete_work`), until it ends.
+    pub(super) work: Option<RqId>,
+    /// The dispatcher is unmapping the previous request (`mmc_blk_mq_post_req`) after
+    /// starting its own; (previous request, context) until `queue_rq` returns.
+    pub(super) post: Option<(RqId, u32)>,
+}
+
+impl MmcLegacy {
+    /// Everything in flight failed (power cut, removal); `post` was taken with its context.
+    pub(super) fn abort(&mut self) {
+        self.on_bus = None;
+        self.complete_req = None;
+        self.handoff = None;
+        self.work = None;
+    }
+}
+
 impl MmcDriver {
     pub(super) fn legacy_issue(
         &mut self,
@@ -21,9 +48,9 @@ impl MmcDriver {
         } else {
             self.prep(now, segs, 0)
         };
-        if let Some(_on_bus) = self.leg_on_bus {
+        if let Some(_on_bus) = self.legacy.on_bus {
             // `mmc_blk_rw_wait`: sleep until the request on the bus signals done.
-            debug_assert!(self.leg_complete_req.is_none());
+            debug_assert!(self.legacy.complete_req.is_none());
             self.waiter = Some(Waiter {
                 ctx: ctx.id,
                 rq,
@@ -34,14 +61,14 @@ impl MmcDriver {
             self.stats.blocked += 1;
             return BlkStatus::Blocked;
         }
-        if let Some(prev) = self.leg_complete_req.take() {
+        if let Some(prev) = self.legacy.complete_req.take() {
             // The previous request is done but `complete_work` has not run: complete it here
             // (`mmc_blk_mq_complete_prev_req`), then go on.
             let t0 = ready.max(self.complete_lock_until);
             let t = self.poll_completion(prev, t0);
             self.complete_lock_until = t;
             self.stats.legacy_took_done += 1;
-            self.leg_handoff = Some(prev);
+            self.legacy.handoff = Some(prev);
             self.waiter = Some(Waiter {
                 ctx: ctx.id,
                 rq,
@@ -59,7 +86,7 @@ impl MmcDriver {
             self.run_sync(rq, ctx.id, ready, out);
             return BlkStatus::Blocked;
         }
-        if self.leg_work.is_some() || self.complete_lock_until > now {
+        if self.legacy.work.is_some() || self.complete_lock_until > now {
             // `complete_work` is still completing the previous request under
             // `mq->complete_lock`, and that request counts in `mq->in_flight` until its
             // `mmc_blk_mq_post_req`. This context takes the mutex in
@@ -90,7 +117,7 @@ impl MmcDriver {
 
     fn legacy_start(&mut self, rq: RqId, t: Ns, out: &mut DriverOut) {
         let (hw_done, _) = self.start_on_bus(rq, t, out);
-        self.leg_on_bus = Some(rq);
+        self.legacy.on_bus = Some(rq);
         out.events
             .push((hw_done + self.cfg.host.irq, self.ev(EV_LEG_IRQ, rq)));
     }
@@ -99,9 +126,9 @@ impl MmcDriver {
         match kind {
             EV_LEG_IRQ => {
                 // `mmc_blk_mq_req_done` (host without MMC_CAP_DONE_COMPLETE).
-                assert_eq!(self.leg_on_bus, Some(arg));
-                self.leg_on_bus = None;
-                self.leg_complete_req = Some(arg);
+                assert_eq!(self.legacy.on_bus, Some(arg));
+                self.legacy.on_bus = None;
+                self.legacy.complete_req = Some(arg);
                 let at = now + self.cfg.host.wakeup;
                 if self.waiter.is_some() {
                     self.stats.legacy_wakeups += 1;
@@ -121,11 +148,11 @@ impl MmcDriver {
                 // `mq->complete_req` itself ("complete_work may still race with the dispatch
                 // of a following request", `mmc_blk_mq_req_done`); then there is no previous
                 // request, and this context only takes `complete_lock` before starting its own.
-                let t = match self.leg_complete_req.take() {
+                let t = match self.legacy.complete_req.take() {
                     Some(prev) => {
                         let t = self.poll_completion(prev, t0);
                         self.complete_lock_until = t;
-                        self.leg_handoff = Some(prev);
+                        self.legacy.handoff = Some(prev);
                         t
                     }
                     None => t0,
@@ -136,7 +163,7 @@ impl MmcDriver {
                 let w = self.waiter.take().expect("legacy handoff without a waiter");
                 assert_eq!(w.rq, arg);
                 // `prev` is None when this context only waited for `complete_lock`.
-                let prev = self.leg_handoff.take();
+                let prev = self.legacy.handoff.take();
                 let u = prev.map(|p| self.unmap_ns(p)).unwrap_or(0);
                 if w.sync {
                     if let Some(p) = prev {
@@ -155,7 +182,7 @@ impl MmcDriver {
                     match prev {
                         Some(p) if u > 0 => {
                             self.cpu_free = self.cpu_free.max(now) + u;
-                            self.leg_post = Some((p, w.ctx));
+                            self.legacy.post = Some((p, w.ctx));
                             out.events.push((now + u, self.ev(EV_LEG_POST, p)));
                         }
                         _ => {
@@ -171,8 +198,8 @@ impl MmcDriver {
             EV_LEG_WORK => {
                 // `mmc_blk_mq_complete_work`, unless a dispatcher already took the request:
                 // poll completion, `mmc_blk_mq_post_req` (unmap), end it, under complete_lock.
-                if let Some(prev) = self.leg_complete_req.take() {
-                    self.leg_work = Some(prev);
+                if let Some(prev) = self.legacy.complete_req.take() {
+                    self.legacy.work = Some(prev);
                     let t0 = now.max(self.complete_lock_until);
                     let t = self.poll_completion(prev, t0) + self.unmap_ns(prev);
                     self.complete_lock_until = t;
@@ -180,7 +207,11 @@ impl MmcDriver {
                 }
             }
             EV_LEG_POST => {
-                let (p, ctx) = self.leg_post.take().expect("legacy post without a request");
+                let (p, ctx) = self
+                    .legacy
+                    .post
+                    .take()
+                    .expect("legacy post without a request");
                 assert_eq!(p, arg);
                 self.done(p, now, out);
                 self.busy = false;

@@ -4,6 +4,26 @@
 
 use super::*;
 
+/// `struct mmc_hsq`: the slots and the current depth (`hsq_depth`, raised by
+/// `mmc_hsq_modify_threshold` when `host.hsq_dynamic_depth`).
+#[derive(Debug)]
+pub(super) struct MmcHsq {
+    pub(super) slots: HsqSlots,
+    pub(super) depth: u32,
+    /// Requests accepted by `queue_rq` whose prep has not reached `mmc_hsq_request` yet.
+    pub(super) preparing: u32,
+}
+
+impl MmcHsq {
+    pub(super) fn new(cfg: &MmcConfig) -> Self {
+        MmcHsq {
+            slots: HsqSlots::new(cfg.hsq_next_tag),
+            depth: cfg.hsq_depth,
+            preparing: 0,
+        }
+    }
+}
+
 impl MmcDriver {
     pub(super) fn hsq_issue(
         &mut self,
@@ -18,7 +38,7 @@ impl MmcDriver {
         }
         let segs = self.tracked[&rq].segs;
         let t = self.prep(now, segs, 0);
-        self.hsq_preparing += 1;
+        self.hsq.preparing += 1;
         out.events.push((t, self.ev(EV_HSQ_ENQ, rq)));
         BlkStatus::Ok
     }
@@ -26,19 +46,20 @@ impl MmcDriver {
     /// `mmc_hsq_pump_requests`.
     pub(super) fn hsq_pump(&mut self, now: Ns, out: &mut DriverOut) {
         // `hsq->recovery_halt`: no pump during recovery.
-        if self.hsq.on_host.is_some() || self.hsq.qcnt == 0 || self.recovery_needed {
+        if self.hsq.slots.on_host.is_some() || self.hsq.slots.qcnt == 0 || self.recovery_needed {
             return;
         }
         if self.cfg.hsq_dynamic {
             let d = self
                 .hsq
+                .slots
                 .threshold(self.cfg.hsq_depth, self.cfg.hsq_perf_depth);
-            if d > self.hsq_depth {
+            if d > self.hsq.depth {
                 self.stats.hsq_depth_raises += 1;
             }
-            self.hsq_depth = d;
+            self.hsq.depth = d;
         }
-        let (tag, s) = self.hsq.pump().unwrap();
+        let (tag, s) = self.hsq.slots.pump().unwrap();
         let wait = now - self.tracked[&s.rq].queued;
         self.stats.hsq_slot_wait_ns += wait;
         self.stats.hsq_slot_wait_max_ns = self.stats.hsq_slot_wait_max_ns.max(wait);
@@ -56,7 +77,7 @@ impl MmcDriver {
     pub(super) fn hsq_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
         match kind {
             EV_HSQ_ENQ => {
-                self.hsq_preparing -= 1;
+                self.hsq.preparing -= 1;
                 let mut tr = self.tracked[&rq];
                 tr.queued = now;
                 self.tracked.insert(rq, tr);
@@ -64,14 +85,14 @@ impl MmcDriver {
                     rq,
                     is_4k_write: tr.cmd.op == CardOp::Write && tr.cmd.nr_sectors == 8,
                 };
-                self.hsq.enqueue(tr.tag as usize, s);
+                self.hsq.slots.enqueue(tr.tag as usize, s);
                 self.hsq_pump(now, out);
             }
             EV_HSQ_IRQ => {
                 // `mmc_hsq_finalize_request` → `mmc_cqe_request_done` (→ blk_mq_complete_request,
                 // ends in softirq) → `mmc_hsq_post_request` → pump the next one right here.
                 let tag = self.tracked[&rq].tag as usize;
-                let s = self.hsq.finalize(tag);
+                let s = self.hsq.slots.finalize(tag);
                 assert_eq!(s.rq, rq);
                 if self.tracked[&rq].fault != Fault::None {
                     // `mmc_blk_hsq_req_done`: recovery_needed, the queue halted
