@@ -9,12 +9,14 @@
 //! context in `out.unblock` when the kernel's `queue_rq` would return.
 
 mod cqhci;
+mod host_ops;
 mod legacy;
 mod mmc_hsq;
 
-use cqhci::Cqhci;
-use legacy::MmcLegacy;
-use mmc_hsq::MmcHsq;
+use cqhci::{Cqhci, CqhciOps};
+use host_ops::MmcHostOps;
+use legacy::{LegacyOps, MmcLegacy};
+use mmc_hsq::{HsqOps, MmcHsq};
 
 use crate::hsq::{HsqSlots, NextTag, Slot};
 use crate::recovery::{Costs, Fault, FaultConfig, Outcome, Recovery, RecoveryOps};
@@ -274,6 +276,8 @@ struct Stats {
 
 pub struct MmcDriver {
     cfg: MmcConfig,
+    /// The host path's operations (`host.queue`).
+    ops: &'static dyn MmcHostOps,
     card: Box<dyn Card>,
     proto: Proto,
     name: String,
@@ -317,12 +321,13 @@ pub struct MmcDriver {
 impl MmcDriver {
     pub fn new(cfg: MmcConfig, card: Box<dyn Card>, cmd23: bool) -> Self {
         let cfg_faults = cfg.faults;
-        let name = match cfg.queue {
-            HostQueue::Legacy => "mmc-legacy",
-            HostQueue::Hsq => "mmc-hsq",
-            HostQueue::Cqe => "mmc-cqe",
+        let ops: &'static dyn MmcHostOps = match cfg.queue {
+            HostQueue::Legacy => &LegacyOps,
+            HostQueue::Hsq => &HsqOps,
+            HostQueue::Cqe => &CqhciOps,
         };
         MmcDriver {
+            ops,
             hsq: MmcHsq::new(&cfg),
             cfg,
             card,
@@ -331,7 +336,7 @@ impl MmcDriver {
             } else {
                 Proto::OpenEnded
             },
-            name: name.to_string(),
+            name: ops.name().to_string(),
             in_flight: [0; 3],
             busy: false,
             tracked: BTreeMap::new(),
@@ -441,79 +446,16 @@ impl MmcDriver {
     /// and CQE paths; the queue is halted meanwhile.
     fn recovery_work(&mut self, rq: RqId, now: Ns, out: &mut DriverOut) {
         let t = now.max(self.dat_free).max(self.cmd_free);
-        let end = match self.cfg.queue {
-            HostQueue::Cqe => {
-                // `mmc_blk_cqe_recovery` → `mmc_cqe_recovery`: CMD12, then CMD48 discarding
-                // the card's whole queue; `cqhci_recovery_finish` ends every task not yet
-                // completed with an error (`mmc_blk_cqe_complete_rq` requeues it while
-                // retries++ < MMC_CQE_RETRIES).
-                let c = self.recovery_costs();
-                let end = t + 2 * c.cmd12;
-                self.recovery.recoveries += 1;
-                let discard: Vec<RqId> = self
-                    .tracked
-                    .iter()
-                    .filter(|(_, tr)| !tr.irq_done && tr.ty != IssueType::Sync)
-                    .map(|(&r, _)| r)
-                    .collect();
-                for r in discard {
-                    let outcome = self.recovery.cqe_retry(r);
-                    let tr = self.tracked.get_mut(&r).unwrap();
-                    tr.outcome = Some(outcome);
-                    self.card.unstage_data(tr.tag);
-                }
-                self.cqe.tasks.clear();
-                self.cqe.outstanding = 0;
-                self.cqe.kick_at = None;
-                self.cqe.bus_until = end;
-                self.cmd_free = end;
-                self.dat_free = self.dat_free.max(end);
-                // Events of the discarded tasks are dropped; the completions already under
-                // way are scheduled again.
-                self.bump_generation(now, out);
-                let pending: Vec<(Ns, RqId)> = self
-                    .tracked
-                    .iter()
-                    .filter(|(_, tr)| tr.irq_done)
-                    .map(|(&r, tr)| (tr.done_at.max(now), r))
-                    .collect();
-                for (at, r) in pending {
-                    out.events.push((at, self.ev(EV_DONE, r)));
-                }
-                end
-            }
-            _ => {
-                // `mmc_blk_mq_recovery` → `mmc_blk_mq_rw_recovery`, then post_req completes.
-                let _ = self.tracked[&rq];
-                self.recover(rq, t)
-            }
-        };
+        let ops = self.ops;
+        let end = ops.recovery(self, rq, t, now, out);
         out.events.push((end, self.ev(EV_RECOVERY_DONE, rq)));
     }
 
     /// The recovery work ends: the failed request (CQE: every discarded task) is requeued or
     /// failed, the queue resumes (`cqe_recovery_finish`, `blk_mq_run_hw_queues`).
     fn recovery_done(&mut self, rq: RqId, now: Ns, out: &mut DriverOut) {
-        match self.cfg.queue {
-            HostQueue::Cqe => {
-                let decided: Vec<RqId> = self
-                    .tracked
-                    .iter()
-                    .filter(|(_, tr)| tr.outcome.is_some())
-                    .map(|(&r, _)| r)
-                    .collect();
-                for r in decided {
-                    self.done(r, now, out);
-                }
-                self.recovery_needed = false;
-                self.cqe_kick(now, out);
-            }
-            _ => {
-                self.done(rq, now, out);
-                self.recovery_needed = false;
-                self.hsq_pump(now, out);
-            }
-        }
+        let ops = self.ops;
+        ops.recovery_finish(self, rq, now, out);
         out.run_queues.push((0, now));
     }
 
@@ -611,27 +553,12 @@ impl MmcDriver {
 
     /// Upper bound on ASYNC requests in flight for this path.
     pub fn async_limit(&self) -> u32 {
-        match self.cfg.queue {
-            HostQueue::Legacy => 2,
-            HostQueue::Hsq => {
-                let d = if self.cfg.hsq_dynamic {
-                    self.cfg.hsq_depth.max(self.cfg.hsq_perf_depth)
-                } else {
-                    self.cfg.hsq_depth
-                };
-                d + 1
-            }
-            HostQueue::Cqe => self.cqe_qdepth(),
-        }
+        self.ops.async_limit(self)
     }
 
     /// `mmc_issue_type`.
     fn issue_type(&self, op: Op) -> IssueType {
-        match (self.cfg.queue, op) {
-            (_, Op::Read | Op::Write) => IssueType::Async,
-            (HostQueue::Cqe, Op::Flush) if self.cfg.cqe_dcmd => IssueType::Dcmd,
-            _ => IssueType::Sync,
-        }
+        self.ops.issue_type(self, op)
     }
 
     fn note(&self, out: &mut DriverOut, t: Ns, f: impl FnOnce() -> String) {
@@ -802,7 +729,7 @@ impl MmcDriver {
         });
         // `mmc_blk_cqe_complete_rq` (hsq and CQE): `mmc_cqe_check_busy` then
         // `blk_mq_run_hw_queues(q, true)` to refill the queue.
-        if self.cfg.queue != HostQueue::Legacy && tr.ty != IssueType::Sync {
+        if self.ops.complete_runs_queues() && tr.ty != IssueType::Sync {
             out.run_queues.push((0, now));
         }
     }
@@ -855,14 +782,8 @@ impl MmcDriver {
 
     /// hsq/CQE: a SYNC request waits for the queue to be idle (`cqe_wait_for_idle`).
     fn maybe_run_waiting_sync(&mut self, now: Ns, out: &mut DriverOut) {
-        let idle = match self.cfg.queue {
-            HostQueue::Legacy => return,
-            HostQueue::Hsq => {
-                self.hsq.slots.on_host.is_none()
-                    && self.hsq.slots.qcnt == 0
-                    && self.hsq.preparing == 0
-            }
-            HostQueue::Cqe => self.cqe.outstanding == 0,
+        let Some(idle) = self.ops.idle(self) else {
+            return;
         };
         if idle {
             if let Some(w) = self.waiter.take() {
@@ -912,10 +833,7 @@ impl Driver for MmcDriver {
     /// `mmc_init_queue`: `MMC_QUEUE_DEPTH` for legacy and hsq; for a real CQE
     /// `min(card cmdq_depth, host cqe_qdepth)`.
     fn queue_depth(&self) -> u32 {
-        match self.cfg.queue {
-            HostQueue::Cqe => self.cqe_qdepth(),
-            _ => MMC_QUEUE_DEPTH,
-        }
+        self.ops.queue_depth(self)
     }
 
     fn blocking(&self) -> bool {
@@ -993,11 +911,9 @@ impl Driver for MmcDriver {
                 self.stats.resource_dcmd += 1;
                 return BlkStatus::Resource;
             }
-            IssueType::Async
-                if self.cfg.queue == HostQueue::Hsq && self.in_flight_async() > self.hsq.depth =>
-            {
+            IssueType::Async if self.ops.async_full(self).is_some() => {
                 self.stats.resource_depth += 1;
-                let d = self.hsq.depth;
+                let d = self.ops.async_full(self).unwrap();
                 self.note(out, now, || {
                     format!("{name} resource hsq_depth={d} rq={rq}")
                 });
@@ -1056,11 +972,8 @@ impl Driver for MmcDriver {
         );
         self.in_flight[ty as usize] += 1;
         self.stats.accepted[ty as usize] += 1;
-        let st = match self.cfg.queue {
-            HostQueue::Legacy => self.legacy_issue(rq, ctx, ty, now, out),
-            HostQueue::Hsq => self.hsq_issue(rq, ctx, ty, now, out),
-            HostQueue::Cqe => self.cqe_issue(rq, ctx, ty, now, out),
-        };
+        let ops = self.ops;
+        let st = ops.issue(self, rq, ctx, ty, now, out);
         self.hot_check();
         st
     }
@@ -1099,9 +1012,6 @@ impl Driver for MmcDriver {
             }
             EV_RECOVERY => self.recovery_work(arg, now, out),
             EV_RECOVERY_DONE => self.recovery_done(arg, now, out),
-            EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK | EV_LEG_POST => {
-                self.legacy_event(kind, arg, now, out)
-            }
             EV_DONE => self.done(arg, now, out),
             EV_SYNC_DONE => {
                 let (rq, ctx) = self
@@ -1113,8 +1023,11 @@ impl Driver for MmcDriver {
                 self.busy = false;
                 out.unblock.push((ctx, now));
             }
-            EV_HSQ_ENQ | EV_HSQ_IRQ => self.hsq_event(kind, arg, now, out),
-            EV_CQE_QUEUED | EV_CQE_KICK | EV_CQE_IRQ => self.cqe_event(kind, arg, now, out),
+            EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK | EV_LEG_POST | EV_HSQ_ENQ
+            | EV_HSQ_IRQ | EV_CQE_QUEUED | EV_CQE_KICK | EV_CQE_IRQ => {
+                let ops = self.ops;
+                ops.event(self, kind, arg, now, out)
+            }
             _ => panic!("{}: unknown event payload {payload:#x}", self.name),
         }
         if self.waiter.map(|w| w.sync).unwrap_or(false) && self.sync_running.is_none() {
@@ -1182,21 +1095,7 @@ impl Driver for MmcDriver {
             self.tracked.len(),
             "in_flight out of step with tracked requests"
         );
-        match self.cfg.queue {
-            HostQueue::Legacy => {
-                assert!(total <= 2, "legacy: {total} requests in flight");
-                assert!(!(self.legacy.on_bus.is_some() && self.legacy.complete_req.is_some()));
-            }
-            HostQueue::Hsq => {
-                self.hsq.slots.check();
-                assert!(self.hsq.slots.occupied() as u32 <= a);
-            }
-            HostQueue::Cqe => {
-                let data = self.cqe.tasks.iter().filter(|t| !t.dcmd).count() as u32;
-                assert!(data <= self.cqe_qdepth(), "cqe: {data} data tasks");
-                assert!(self.in_flight[IssueType::Dcmd as usize] <= 1);
-            }
-        }
+        self.ops.check(self, total, a);
         if self.busy {
             assert!(
                 self.waiter.is_some() || self.sync_running.is_some() || self.legacy.post.is_some(),

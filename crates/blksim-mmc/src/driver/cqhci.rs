@@ -240,3 +240,126 @@ impl MmcDriver {
         }
     }
 }
+
+impl MmcDriver {
+    /// The recovery work from `t` after an error interrupt; returns when it ends.
+    pub(super) fn cqe_recovery(&mut self, t: Ns, now: Ns, out: &mut DriverOut) -> Ns {
+        // `mmc_blk_cqe_recovery` → `mmc_cqe_recovery`: CMD12, then CMD48 discarding
+        // the card's whole queue; `cqhci_recovery_finish` ends every task not yet
+        // completed with an error (`mmc_blk_cqe_complete_rq` requeues it while
+        // retries++ < MMC_CQE_RETRIES).
+        let c = self.recovery_costs();
+        let end = t + 2 * c.cmd12;
+        self.recovery.recoveries += 1;
+        let discard: Vec<RqId> = self
+            .tracked
+            .iter()
+            .filter(|(_, tr)| !tr.irq_done && tr.ty != IssueType::Sync)
+            .map(|(&r, _)| r)
+            .collect();
+        for r in discard {
+            let outcome = self.recovery.cqe_retry(r);
+            let tr = self.tracked.get_mut(&r).unwrap();
+            tr.outcome = Some(outcome);
+            self.card.unstage_data(tr.tag);
+        }
+        self.cqe.tasks.clear();
+        self.cqe.outstanding = 0;
+        self.cqe.kick_at = None;
+        self.cqe.bus_until = end;
+        self.cmd_free = end;
+        self.dat_free = self.dat_free.max(end);
+        // Events of the discarded tasks are dropped; the completions already under
+        // way are scheduled again.
+        self.bump_generation(now, out);
+        let pending: Vec<(Ns, RqId)> = self
+            .tracked
+            .iter()
+            .filter(|(_, tr)| tr.irq_done)
+            .map(|(&r, tr)| (tr.done_at.max(now), r))
+            .collect();
+        for (at, r) in pending {
+            out.events.push((at, self.ev(EV_DONE, r)));
+        }
+        end
+    }
+
+    /// `mmc_blk_cqe_recovery` ends: every discarded task is requeued or failed
+    /// (`cqhci_recovery_finish`), and the engine runs again.
+    pub(super) fn cqe_recovery_finish(&mut self, now: Ns, out: &mut DriverOut) {
+        let decided: Vec<RqId> = self
+            .tracked
+            .iter()
+            .filter(|(_, tr)| tr.outcome.is_some())
+            .map(|(&r, _)| r)
+            .collect();
+        for r in decided {
+            self.done(r, now, out);
+        }
+        self.recovery_needed = false;
+        self.cqe_kick(now, out);
+    }
+}
+
+/// The CQE path's ops (`cqhci_cqe_ops`: `cqe_request`, `cqe_wait_for_idle`,
+/// `cqe_recovery_start`/`cqe_recovery_finish`).
+pub(super) struct CqhciOps;
+
+impl MmcHostOps for CqhciOps {
+    fn name(&self) -> &'static str {
+        "mmc-cqe"
+    }
+
+    /// `mmc_issue_type`: a flush is a DCMD when the host has the DCMD slot.
+    fn issue_type(&self, drv: &MmcDriver, op: Op) -> IssueType {
+        match op {
+            Op::Read | Op::Write => IssueType::Async,
+            Op::Flush if drv.cfg.cqe_dcmd => IssueType::Dcmd,
+            _ => IssueType::Sync,
+        }
+    }
+
+    /// `mmc_init_queue`: `min(card cmdq_depth, host cqe_qdepth)`.
+    fn queue_depth(&self, drv: &MmcDriver) -> u32 {
+        drv.cqe_qdepth()
+    }
+
+    fn async_limit(&self, drv: &MmcDriver) -> u32 {
+        drv.cqe_qdepth()
+    }
+
+    fn issue(
+        &self,
+        drv: &mut MmcDriver,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        drv.cqe_issue(rq, ctx, ty, now, out)
+    }
+
+    fn event(&self, drv: &mut MmcDriver, kind: u64, arg: u32, now: Ns, out: &mut DriverOut) {
+        drv.cqe_event(kind, arg, now, out)
+    }
+
+    /// `cqhci_wait_for_idle`: no task outstanding.
+    fn idle(&self, drv: &MmcDriver) -> Option<bool> {
+        Some(drv.cqe.outstanding == 0)
+    }
+
+    fn recovery(&self, drv: &mut MmcDriver, _rq: RqId, t: Ns, now: Ns, out: &mut DriverOut) -> Ns {
+        drv.cqe_recovery(t, now, out)
+    }
+
+    fn recovery_finish(&self, drv: &mut MmcDriver, _rq: RqId, now: Ns, out: &mut DriverOut) {
+        drv.cqe_recovery_finish(now, out)
+    }
+
+    fn check(&self, drv: &MmcDriver, _total: u32, _async_limit: u32) {
+        let data = drv.cqe.tasks.iter().filter(|t| !t.dcmd).count() as u32;
+        assert!(data <= drv.cqe_qdepth(), "cqe: {data} data tasks");
+        assert!(drv.in_flight[IssueType::Dcmd as usize] <= 1);
+    }
+}

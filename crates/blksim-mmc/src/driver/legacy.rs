@@ -221,3 +221,43 @@ impl MmcDriver {
         }
     }
 }
+
+/// The legacy path's ops: SYNC requests wait in `queue_rq` behind the request on the bus,
+/// never for an idle queue, and errors are recovered inline (`mmc_blk_mq_poll_completion`).
+pub(super) struct LegacyOps;
+
+impl MmcHostOps for LegacyOps {
+    fn name(&self) -> &'static str {
+        "mmc-legacy"
+    }
+
+    /// One request on the bus and one prepared.
+    fn async_limit(&self, _drv: &MmcDriver) -> u32 {
+        2
+    }
+
+    fn issue(
+        &self,
+        drv: &mut MmcDriver,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        drv.legacy_issue(rq, ctx, ty, now, out)
+    }
+
+    fn event(&self, drv: &mut MmcDriver, kind: u64, arg: u32, now: Ns, out: &mut DriverOut) {
+        drv.legacy_event(kind, arg, now, out)
+    }
+
+    fn complete_runs_queues(&self) -> bool {
+        false
+    }
+
+    fn check(&self, drv: &MmcDriver, total: u32, _async_limit: u32) {
+        assert!(total <= 2, "legacy: {total} requests in flight");
+        assert!(!(drv.legacy.on_bus.is_some() && drv.legacy.complete_req.is_some()));
+    }
+}

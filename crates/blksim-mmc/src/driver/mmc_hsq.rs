@@ -112,3 +112,61 @@ impl MmcDriver {
         }
     }
 }
+
+/// The hsq path's ops (`mmc_hsq_ops`: `request`, `post_req` through the completion path,
+/// `recovery_start`/`recovery_finish`).
+pub(super) struct HsqOps;
+
+impl MmcHostOps for HsqOps {
+    fn name(&self) -> &'static str {
+        "mmc-hsq"
+    }
+
+    /// `hsq_depth + 1`: `mmc_mq_queue_rq` lets one more in than the depth (the host's own).
+    fn async_limit(&self, drv: &MmcDriver) -> u32 {
+        let d = if drv.cfg.hsq_dynamic {
+            drv.cfg.hsq_depth.max(drv.cfg.hsq_perf_depth)
+        } else {
+            drv.cfg.hsq_depth
+        };
+        d + 1
+    }
+
+    /// `mmc_mq_queue_rq`: `host->hsq_enabled && mq->in_flight[issue_type] > host->hsq_depth`.
+    fn async_full(&self, drv: &MmcDriver) -> Option<u32> {
+        (drv.in_flight_async() > drv.hsq.depth).then_some(drv.hsq.depth)
+    }
+
+    fn issue(
+        &self,
+        drv: &mut MmcDriver,
+        rq: RqId,
+        ctx: CallCtx,
+        ty: IssueType,
+        now: Ns,
+        out: &mut DriverOut,
+    ) -> BlkStatus {
+        drv.hsq_issue(rq, ctx, ty, now, out)
+    }
+
+    fn event(&self, drv: &mut MmcDriver, kind: u64, arg: u32, now: Ns, out: &mut DriverOut) {
+        drv.hsq_event(kind, arg, now, out)
+    }
+
+    /// `mmc_hsq_wait_for_idle`: nothing on the host, queued, or on its way to a slot.
+    fn idle(&self, drv: &MmcDriver) -> Option<bool> {
+        Some(drv.hsq.slots.on_host.is_none() && drv.hsq.slots.qcnt == 0 && drv.hsq.preparing == 0)
+    }
+
+    /// `mmc_hsq_recovery_finish`: the queue resumes and is pumped.
+    fn recovery_finish(&self, drv: &mut MmcDriver, rq: RqId, now: Ns, out: &mut DriverOut) {
+        drv.done(rq, now, out);
+        drv.recovery_needed = false;
+        drv.hsq_pump(now, out);
+    }
+
+    fn check(&self, drv: &MmcDriver, _total: u32, async_limit: u32) {
+        drv.hsq.slots.check();
+        assert!(drv.hsq.slots.occupied() as u32 <= async_limit);
+    }
+}
