@@ -7,6 +7,14 @@
 //! Where the kernel *sleeps* inside `queue_rq` (legacy `mmc_blk_rw_wait`, SYNC requests waiting for
 //! idle and running their command) the driver returns `Blocked`, keeps `mq.busy` set, and lists the
 //! context in `out.unblock` when the kernel's `queue_rq` would return.
+//!
+//! This file is the common part of block.c and queue.c (`mmc_mq_queue_rq`, issue types,
+//! `mq->in_flight`, `mq->busy`, SYNC requests, completion, the recovery work); each host path
+//! is a submodule reached through its `MmcHostOps` table (`host_ops.rs`): `legacy.rs`,
+//! `mmc_hsq.rs`, `cqhci.rs`. Host-side work is charged in a few places only: `prep` (request
+//! prep and DMA mapping in `queue_rq`, on `cpu_free`), each path's `issue` and `event`
+//! (interrupt, wake-up, `complete_work`, `host.complete` and `unmap_ns` in the completion,
+//! `poll_completion` on the legacy path), `run_sync`, and the recovery work.
 
 mod cqhci;
 mod host_ops;
