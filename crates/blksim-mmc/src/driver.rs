@@ -919,13 +919,15 @@ impl Driver for MmcDriver {
                 self.stats.resource_dcmd += 1;
                 return BlkStatus::Resource;
             }
-            IssueType::Async if self.ops.async_full(self).is_some() => {
-                self.stats.resource_depth += 1;
-                let d = self.ops.async_full(self).unwrap();
-                self.note(out, now, || {
-                    format!("{name} resource hsq_depth={d} rq={rq}")
-                });
-                return BlkStatus::Resource;
+            IssueType::Async => {
+                // The host path's own limit (hsq: `mq->in_flight[issue_type] > hsq_depth`).
+                if let Some(d) = self.ops.async_full(self) {
+                    self.stats.resource_depth += 1;
+                    self.note(out, now, || {
+                        format!("{name} resource hsq_depth={d} rq={rq}")
+                    });
+                    return BlkStatus::Resource;
+                }
             }
             _ => {}
         }
