@@ -7,6 +7,24 @@
 //! Where the kernel *sleeps* inside `queue_rq` (legacy `mmc_blk_rw_wait`, SYNC requests waiting for
 //! idle and running their command) the driver returns `Blocked`, keeps `mq.busy` set, and lists the
 //! context in `out.unblock` when the kernel's `queue_rq` would return.
+//!
+//! This file is the common part of block.c and queue.c (`mmc_mq_queue_rq`, issue types,
+//! `mq->in_flight`, `mq->busy`, SYNC requests, completion, the recovery work); each host path
+//! is a submodule reached through its `MmcHostOps` table (`host_ops.rs`): `legacy.rs`,
+//! `mmc_hsq.rs`, `cqhci.rs`. Host-side work is charged in a few places only: `prep` (request
+//! prep and DMA mapping in `queue_rq`, on `cpu_free`), each path's `issue` and `event`
+//! (interrupt, wake-up, `complete_work`, `host.complete` and `unmap_ns` in the completion,
+//! `poll_completion` on the legacy path), `run_sync`, and the recovery work.
+
+mod cqhci;
+mod host_ops;
+mod legacy;
+mod mmc_hsq;
+
+use cqhci::{Cqhci, CqhciOps};
+use host_ops::MmcHostOps;
+use legacy::{LegacyOps, MmcLegacy};
+use mmc_hsq::{HsqOps, MmcHsq};
 
 use crate::hsq::{HsqSlots, NextTag, Slot};
 use crate::recovery::{Costs, Fault, FaultConfig, Outcome, Recovery, RecoveryOps};
@@ -236,16 +254,6 @@ struct Waiter {
     sync: bool,
 }
 
-/// A CQE task held by the card.
-#[derive(Clone, Copy, Debug)]
-struct Task {
-    rq: RqId,
-    seq: u64,
-    acc: Access,
-    bypassed: u32,
-    dcmd: bool,
-}
-
 #[derive(Clone, Debug, Default)]
 struct Stats {
     queue_rq_calls: u64,
@@ -276,6 +284,8 @@ struct Stats {
 
 pub struct MmcDriver {
     cfg: MmcConfig,
+    /// The host path's operations (`host.queue`).
+    ops: &'static dyn MmcHostOps,
     card: Box<dyn Card>,
     proto: Proto,
     name: String,
@@ -291,28 +301,15 @@ pub struct MmcDriver {
     cmd_free: Ns,
     /// `mq->complete_lock` held until.
     complete_lock_until: Ns,
-    // legacy (`mq->rw_wait`, `mq->complete_req`, `mq->waiting`)
-    leg_on_bus: Option<RqId>,
-    leg_complete_req: Option<RqId>,
-    leg_handoff: Option<RqId>,
-    /// Legacy: the request `complete_work` took (`mmc_blk_mq_complete_work`), until it ends.
-    leg_work: Option<RqId>,
-    /// Legacy: the dispatcher is unmapping the previous request (`mmc_blk_mq_post_req`) after
-    /// starting its own; (previous request, context) until `queue_rq` returns.
-    leg_post: Option<(RqId, u32)>,
+    /// Legacy path state (`mq->complete_req`, `mq->rw_wait`, `mq->waiting`).
+    legacy: MmcLegacy,
     waiter: Option<Waiter>,
     /// SYNC request whose command runs now (context to unblock at the end).
     sync_running: Option<(RqId, u32)>,
-    // hsq
-    hsq: HsqSlots,
-    hsq_depth: u32,
-    hsq_preparing: u32,
-    // cqe
-    cqe_tasks: Vec<Task>,
-    cqe_seq: u64,
-    cqe_outstanding: u32,
-    cqe_bus_until: Ns,
-    cqe_kick_at: Option<Ns>,
+    /// Host software queue state (`struct mmc_hsq`).
+    hsq: MmcHsq,
+    /// CQHCI state (`struct cqhci_host`).
+    cqe: Cqhci,
     stats: Stats,
     /// Event generation (see [`GEN_SHIFT`]).
     generation: u64,
@@ -332,14 +329,14 @@ pub struct MmcDriver {
 impl MmcDriver {
     pub fn new(cfg: MmcConfig, card: Box<dyn Card>, cmd23: bool) -> Self {
         let cfg_faults = cfg.faults;
-        let name = match cfg.queue {
-            HostQueue::Legacy => "mmc-legacy",
-            HostQueue::Hsq => "mmc-hsq",
-            HostQueue::Cqe => "mmc-cqe",
+        let ops: &'static dyn MmcHostOps = match cfg.queue {
+            HostQueue::Legacy => &LegacyOps,
+            HostQueue::Hsq => &HsqOps,
+            HostQueue::Cqe => &CqhciOps,
         };
         MmcDriver {
-            hsq: HsqSlots::new(cfg.hsq_next_tag),
-            hsq_depth: cfg.hsq_depth,
+            ops,
+            hsq: MmcHsq::new(&cfg),
             cfg,
             card,
             proto: if cmd23 {
@@ -347,7 +344,7 @@ impl MmcDriver {
             } else {
                 Proto::OpenEnded
             },
-            name: name.to_string(),
+            name: ops.name().to_string(),
             in_flight: [0; 3],
             busy: false,
             tracked: BTreeMap::new(),
@@ -355,19 +352,10 @@ impl MmcDriver {
             dat_free: 0,
             cmd_free: 0,
             complete_lock_until: 0,
-            leg_on_bus: None,
-            leg_complete_req: None,
-            leg_handoff: None,
-            leg_work: None,
-            leg_post: None,
+            legacy: MmcLegacy::default(),
             waiter: None,
             sync_running: None,
-            hsq_preparing: 0,
-            cqe_tasks: Vec::new(),
-            cqe_seq: 0,
-            cqe_outstanding: 0,
-            cqe_bus_until: 0,
-            cqe_kick_at: None,
+            cqe: Cqhci::default(),
             stats: Stats::default(),
             generation: 0,
             power_cut_at: 0,
@@ -426,24 +414,16 @@ impl MmcDriver {
         let mut ctxs: Vec<u32> = Vec::new();
         ctxs.extend(self.waiter.take().map(|w| w.ctx));
         ctxs.extend(self.sync_running.take().map(|(_, c)| c));
-        ctxs.extend(self.leg_post.take().map(|(_, c)| c));
+        ctxs.extend(self.legacy.post.take().map(|(_, c)| c));
         ctxs.sort_unstable();
         ctxs.dedup();
         for c in ctxs {
             out.unblock.push((c, now));
         }
         self.busy = false;
-        self.leg_on_bus = None;
-        self.leg_complete_req = None;
-        self.leg_handoff = None;
-        self.leg_work = None;
-        self.hsq = HsqSlots::new(self.cfg.hsq_next_tag);
-        self.hsq_depth = self.cfg.hsq_depth;
-        self.hsq_preparing = 0;
-        self.cqe_tasks.clear();
-        self.cqe_outstanding = 0;
-        self.cqe_bus_until = now;
-        self.cqe_kick_at = None;
+        self.legacy.abort();
+        self.hsq = MmcHsq::new(&self.cfg);
+        self.cqe.abort(now);
         self.cpu_free = self.cpu_free.min(now);
         self.dat_free = now;
         self.cmd_free = now;
@@ -474,79 +454,16 @@ impl MmcDriver {
     /// and CQE paths; the queue is halted meanwhile.
     fn recovery_work(&mut self, rq: RqId, now: Ns, out: &mut DriverOut) {
         let t = now.max(self.dat_free).max(self.cmd_free);
-        let end = match self.cfg.queue {
-            HostQueue::Cqe => {
-                // `mmc_blk_cqe_recovery` → `mmc_cqe_recovery`: CMD12, then CMD48 discarding
-                // the card's whole queue; `cqhci_recovery_finish` ends every task not yet
-                // completed with an error (`mmc_blk_cqe_complete_rq` requeues it while
-                // retries++ < MMC_CQE_RETRIES).
-                let c = self.recovery_costs();
-                let end = t + 2 * c.cmd12;
-                self.recovery.recoveries += 1;
-                let discard: Vec<RqId> = self
-                    .tracked
-                    .iter()
-                    .filter(|(_, tr)| !tr.irq_done && tr.ty != IssueType::Sync)
-                    .map(|(&r, _)| r)
-                    .collect();
-                for r in discard {
-                    let outcome = self.recovery.cqe_retry(r);
-                    let tr = self.tracked.get_mut(&r).unwrap();
-                    tr.outcome = Some(outcome);
-                    self.card.unstage_data(tr.tag);
-                }
-                self.cqe_tasks.clear();
-                self.cqe_outstanding = 0;
-                self.cqe_kick_at = None;
-                self.cqe_bus_until = end;
-                self.cmd_free = end;
-                self.dat_free = self.dat_free.max(end);
-                // Events of the discarded tasks are dropped; the completions already under
-                // way are scheduled again.
-                self.bump_generation(now, out);
-                let pending: Vec<(Ns, RqId)> = self
-                    .tracked
-                    .iter()
-                    .filter(|(_, tr)| tr.irq_done)
-                    .map(|(&r, tr)| (tr.done_at.max(now), r))
-                    .collect();
-                for (at, r) in pending {
-                    out.events.push((at, self.ev(EV_DONE, r)));
-                }
-                end
-            }
-            _ => {
-                // `mmc_blk_mq_recovery` → `mmc_blk_mq_rw_recovery`, then post_req completes.
-                let _ = self.tracked[&rq];
-                self.recover(rq, t)
-            }
-        };
+        let ops = self.ops;
+        let end = ops.recovery(self, rq, t, now, out);
         out.events.push((end, self.ev(EV_RECOVERY_DONE, rq)));
     }
 
     /// The recovery work ends: the failed request (CQE: every discarded task) is requeued or
     /// failed, the queue resumes (`cqe_recovery_finish`, `blk_mq_run_hw_queues`).
     fn recovery_done(&mut self, rq: RqId, now: Ns, out: &mut DriverOut) {
-        match self.cfg.queue {
-            HostQueue::Cqe => {
-                let decided: Vec<RqId> = self
-                    .tracked
-                    .iter()
-                    .filter(|(_, tr)| tr.outcome.is_some())
-                    .map(|(&r, _)| r)
-                    .collect();
-                for r in decided {
-                    self.done(r, now, out);
-                }
-                self.recovery_needed = false;
-                self.cqe_kick(now, out);
-            }
-            _ => {
-                self.done(rq, now, out);
-                self.recovery_needed = false;
-                self.hsq_pump(now, out);
-            }
-        }
+        let ops = self.ops;
+        ops.recovery_finish(self, rq, now, out);
         out.run_queues.push((0, now));
     }
 
@@ -644,27 +561,12 @@ impl MmcDriver {
 
     /// Upper bound on ASYNC requests in flight for this path.
     pub fn async_limit(&self) -> u32 {
-        match self.cfg.queue {
-            HostQueue::Legacy => 2,
-            HostQueue::Hsq => {
-                let d = if self.cfg.hsq_dynamic {
-                    self.cfg.hsq_depth.max(self.cfg.hsq_perf_depth)
-                } else {
-                    self.cfg.hsq_depth
-                };
-                d + 1
-            }
-            HostQueue::Cqe => self.cqe_qdepth(),
-        }
+        self.ops.async_limit(self)
     }
 
     /// `mmc_issue_type`.
     fn issue_type(&self, op: Op) -> IssueType {
-        match (self.cfg.queue, op) {
-            (_, Op::Read | Op::Write) => IssueType::Async,
-            (HostQueue::Cqe, Op::Flush) if self.cfg.cqe_dcmd => IssueType::Dcmd,
-            _ => IssueType::Sync,
-        }
+        self.ops.issue_type(self, op)
     }
 
     fn note(&self, out: &mut DriverOut, t: Ns, f: impl FnOnce() -> String) {
@@ -799,8 +701,8 @@ impl MmcDriver {
             )
         });
         let ty = tr.ty as usize;
-        if self.leg_work == Some(rq) {
-            self.leg_work = None;
+        if self.legacy.work == Some(rq) {
+            self.legacy.work = None;
         }
         assert!(self.in_flight[ty] > 0);
         self.in_flight[ty] -= 1;
@@ -835,7 +737,7 @@ impl MmcDriver {
         });
         // `mmc_blk_cqe_complete_rq` (hsq and CQE): `mmc_cqe_check_busy` then
         // `blk_mq_run_hw_queues(q, true)` to refill the queue.
-        if self.cfg.queue != HostQueue::Legacy && tr.ty != IssueType::Sync {
+        if self.ops.complete_runs_queues() && tr.ty != IssueType::Sync {
             out.run_queues.push((0, now));
         }
     }
@@ -888,206 +790,14 @@ impl MmcDriver {
 
     /// hsq/CQE: a SYNC request waits for the queue to be idle (`cqe_wait_for_idle`).
     fn maybe_run_waiting_sync(&mut self, now: Ns, out: &mut DriverOut) {
-        let idle = match self.cfg.queue {
-            HostQueue::Legacy => return,
-            HostQueue::Hsq => {
-                self.hsq.on_host.is_none() && self.hsq.qcnt == 0 && self.hsq_preparing == 0
-            }
-            HostQueue::Cqe => self.cqe_outstanding == 0,
+        let Some(idle) = self.ops.idle(self) else {
+            return;
         };
         if idle {
             if let Some(w) = self.waiter.take() {
                 debug_assert!(w.sync);
                 self.run_sync(w.rq, w.ctx, now.max(w.ready_at), out);
             }
-        }
-    }
-
-    // ------------------------------------------------------------------------------------
-    // Legacy: one request on the bus, one prepared (`mmc_blk_mq_issue_rw_rq`)
-    // ------------------------------------------------------------------------------------
-
-    fn legacy_issue(
-        &mut self,
-        rq: RqId,
-        ctx: CallCtx,
-        ty: IssueType,
-        now: Ns,
-        out: &mut DriverOut,
-    ) -> BlkStatus {
-        let sync = ty == IssueType::Sync;
-        let segs = self.tracked[&rq].segs;
-        let ready = if sync {
-            now.max(self.cpu_free)
-        } else {
-            self.prep(now, segs, 0)
-        };
-        if let Some(_on_bus) = self.leg_on_bus {
-            // `mmc_blk_rw_wait`: sleep until the request on the bus signals done.
-            debug_assert!(self.leg_complete_req.is_none());
-            self.waiter = Some(Waiter {
-                ctx: ctx.id,
-                rq,
-                ready_at: ready,
-                sync,
-            });
-            self.busy = true;
-            self.stats.blocked += 1;
-            return BlkStatus::Blocked;
-        }
-        if let Some(prev) = self.leg_complete_req.take() {
-            // The previous request is done but `complete_work` has not run: complete it here
-            // (`mmc_blk_mq_complete_prev_req`), then go on.
-            let t0 = ready.max(self.complete_lock_until);
-            let t = self.poll_completion(prev, t0);
-            self.complete_lock_until = t;
-            self.stats.legacy_took_done += 1;
-            self.leg_handoff = Some(prev);
-            self.waiter = Some(Waiter {
-                ctx: ctx.id,
-                rq,
-                ready_at: ready,
-                sync,
-            });
-            self.busy = true;
-            self.stats.blocked += 1;
-            out.events.push((t, self.ev(EV_LEG_HANDOFF, rq)));
-            return BlkStatus::Blocked;
-        }
-        if sync {
-            self.busy = true;
-            self.stats.blocked += 1;
-            self.run_sync(rq, ctx.id, ready, out);
-            return BlkStatus::Blocked;
-        }
-        if self.leg_work.is_some() || self.complete_lock_until > now {
-            // `complete_work` is still completing the previous request under
-            // `mq->complete_lock`, and that request counts in `mq->in_flight` until its
-            // `mmc_blk_mq_post_req`. This context takes the mutex in
-            // `mmc_blk_mq_complete_prev_req` (`mmc_blk_rw_wait`) only after that, so it stays
-            // inside queue_rq (`mq->busy`) until the lock is free, and sleeps on it if its own
-            // prep ends first. (A dispatching CPU whose clock is already past the lock's
-            // release still waits for that completion to be delivered.)
-            if self.complete_lock_until > ready {
-                self.stats.legacy_lock_waits += 1;
-            }
-            self.waiter = Some(Waiter {
-                ctx: ctx.id,
-                rq,
-                ready_at: ready,
-                sync,
-            });
-            self.busy = true;
-            self.stats.blocked += 1;
-            out.events.push((
-                self.complete_lock_until.max(now),
-                self.ev(EV_LEG_HANDOFF, rq),
-            ));
-            return BlkStatus::Blocked;
-        }
-        self.legacy_start(rq, ready, out);
-        BlkStatus::Ok
-    }
-
-    fn legacy_start(&mut self, rq: RqId, t: Ns, out: &mut DriverOut) {
-        let (hw_done, _) = self.start_on_bus(rq, t, out);
-        self.leg_on_bus = Some(rq);
-        out.events
-            .push((hw_done + self.cfg.host.irq, self.ev(EV_LEG_IRQ, rq)));
-    }
-
-    fn legacy_event(&mut self, kind: u64, arg: u32, now: Ns, out: &mut DriverOut) {
-        match kind {
-            EV_LEG_IRQ => {
-                // `mmc_blk_mq_req_done` (host without MMC_CAP_DONE_COMPLETE).
-                assert_eq!(self.leg_on_bus, Some(arg));
-                self.leg_on_bus = None;
-                self.leg_complete_req = Some(arg);
-                let at = now + self.cfg.host.wakeup;
-                if self.waiter.is_some() {
-                    self.stats.legacy_wakeups += 1;
-                    out.events.push((at, self.ev(EV_LEG_WAKE, arg)));
-                } else {
-                    self.stats.legacy_complete_work += 1;
-                    out.events.push((at, self.ev(EV_LEG_WORK, arg)));
-                }
-            }
-            EV_LEG_WAKE => {
-                // The dispatcher sleeping in `mmc_blk_rw_wait` runs: poll-complete the previous
-                // request, then start its own.
-                let w = self.waiter.expect("legacy wake without a waiter");
-                let t0 = now.max(w.ready_at).max(self.complete_lock_until);
-                // `mmc_blk_mq_complete_prev_req`: a `complete_work` queued by an earlier
-                // completion may have run between the IRQ and this wake-up and completed
-                // `mq->complete_req` itself ("complete_work may still race with the dispatch
-                // of a following request", `mmc_blk_mq_req_done`); then there is no previous
-                // request, and this context only takes `complete_lock` before starting its own.
-                let t = match self.leg_complete_req.take() {
-                    Some(prev) => {
-                        let t = self.poll_completion(prev, t0);
-                        self.complete_lock_until = t;
-                        self.leg_handoff = Some(prev);
-                        t
-                    }
-                    None => t0,
-                };
-                out.events.push((t, self.ev(EV_LEG_HANDOFF, w.rq)));
-            }
-            EV_LEG_HANDOFF => {
-                let w = self.waiter.take().expect("legacy handoff without a waiter");
-                assert_eq!(w.rq, arg);
-                // `prev` is None when this context only waited for `complete_lock`.
-                let prev = self.leg_handoff.take();
-                let u = prev.map(|p| self.unmap_ns(p)).unwrap_or(0);
-                if w.sync {
-                    if let Some(p) = prev {
-                        if u == 0 {
-                            self.done(p, now, out);
-                        } else {
-                            out.events.push((now + u, self.ev(EV_DONE, p)));
-                        }
-                    }
-                    self.run_sync(w.rq, w.ctx, now + u, out);
-                } else {
-                    // `mmc_start_request(new)`, then `mmc_blk_mq_post_req(prev)` unmaps and
-                    // completes the previous request, then `queue_rq` returns. The request
-                    // starts once its own prep is done (the lock may be free before that).
-                    self.legacy_start(w.rq, now.max(w.ready_at), out);
-                    match prev {
-                        Some(p) if u > 0 => {
-                            self.cpu_free = self.cpu_free.max(now) + u;
-                            self.leg_post = Some((p, w.ctx));
-                            out.events.push((now + u, self.ev(EV_LEG_POST, p)));
-                        }
-                        _ => {
-                            if let Some(p) = prev {
-                                self.done(p, now, out);
-                            }
-                            self.busy = false;
-                            out.unblock.push((w.ctx, now));
-                        }
-                    }
-                }
-            }
-            EV_LEG_WORK => {
-                // `mmc_blk_mq_complete_work`, unless a dispatcher already took the request:
-                // poll completion, `mmc_blk_mq_post_req` (unmap), end it, under complete_lock.
-                if let Some(prev) = self.leg_complete_req.take() {
-                    self.leg_work = Some(prev);
-                    let t0 = now.max(self.complete_lock_until);
-                    let t = self.poll_completion(prev, t0) + self.unmap_ns(prev);
-                    self.complete_lock_until = t;
-                    out.events.push((t, self.ev(EV_DONE, prev)));
-                }
-            }
-            EV_LEG_POST => {
-                let (p, ctx) = self.leg_post.take().expect("legacy post without a request");
-                assert_eq!(p, arg);
-                self.done(p, now, out);
-                self.busy = false;
-                out.unblock.push((ctx, now));
-            }
-            _ => unreachable!(),
         }
     }
 
@@ -1111,302 +821,6 @@ impl MmcDriver {
         self.maybe_run_waiting_sync(now, out);
         BlkStatus::Blocked
     }
-
-    // ------------------------------------------------------------------------------------
-    // hsq (`mmc_blk_cqe_issue_rw_rq` → `mmc_hsq_request`)
-    // ------------------------------------------------------------------------------------
-
-    fn hsq_issue(
-        &mut self,
-        rq: RqId,
-        ctx: CallCtx,
-        ty: IssueType,
-        now: Ns,
-        out: &mut DriverOut,
-    ) -> BlkStatus {
-        if ty == IssueType::Sync {
-            return self.block_for_sync(rq, ctx, now, out);
-        }
-        let segs = self.tracked[&rq].segs;
-        let t = self.prep(now, segs, 0);
-        self.hsq_preparing += 1;
-        out.events.push((t, self.ev(EV_HSQ_ENQ, rq)));
-        BlkStatus::Ok
-    }
-
-    /// `mmc_hsq_pump_requests`.
-    fn hsq_pump(&mut self, now: Ns, out: &mut DriverOut) {
-        // `hsq->recovery_halt`: no pump during recovery.
-        if self.hsq.on_host.is_some() || self.hsq.qcnt == 0 || self.recovery_needed {
-            return;
-        }
-        if self.cfg.hsq_dynamic {
-            let d = self
-                .hsq
-                .threshold(self.cfg.hsq_depth, self.cfg.hsq_perf_depth);
-            if d > self.hsq_depth {
-                self.stats.hsq_depth_raises += 1;
-            }
-            self.hsq_depth = d;
-        }
-        let (tag, s) = self.hsq.pump().unwrap();
-        let wait = now - self.tracked[&s.rq].queued;
-        self.stats.hsq_slot_wait_ns += wait;
-        self.stats.hsq_slot_wait_max_ns = self.stats.hsq_slot_wait_max_ns.max(wait);
-        let name = &self.name;
-        self.note(out, now, || {
-            format!("{name} hsq start tag={tag} slot_wait_ns={wait}")
-        });
-        // `request_atomic` from this (possibly IRQ) context. Hosts on hsq signal busy end, so
-        // the IRQ comes after DAT0 is released either way.
-        let (_, busy_end) = self.start_on_bus(s.rq, now, out);
-        out.events
-            .push((busy_end + self.cfg.host.irq, self.ev(EV_HSQ_IRQ, s.rq)));
-    }
-
-    fn hsq_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
-        match kind {
-            EV_HSQ_ENQ => {
-                self.hsq_preparing -= 1;
-                let mut tr = self.tracked[&rq];
-                tr.queued = now;
-                self.tracked.insert(rq, tr);
-                let s = Slot {
-                    rq,
-                    is_4k_write: tr.cmd.op == CardOp::Write && tr.cmd.nr_sectors == 8,
-                };
-                self.hsq.enqueue(tr.tag as usize, s);
-                self.hsq_pump(now, out);
-            }
-            EV_HSQ_IRQ => {
-                // `mmc_hsq_finalize_request` → `mmc_cqe_request_done` (→ blk_mq_complete_request,
-                // ends in softirq) → `mmc_hsq_post_request` → pump the next one right here.
-                let tag = self.tracked[&rq].tag as usize;
-                let s = self.hsq.finalize(tag);
-                assert_eq!(s.rq, rq);
-                if self.tracked[&rq].fault != Fault::None {
-                    // `mmc_blk_hsq_req_done`: recovery_needed, the queue halted
-                    // (`mmc_hsq_recovery_start`), the recovery work scheduled.
-                    self.recovery_needed = true;
-                    out.events
-                        .push((now + self.cfg.host.wakeup, self.ev(EV_RECOVERY, rq)));
-                    return;
-                }
-                // `mmc_blk_cqe_complete_rq` → `mmc_cqe_post_req` unmaps in the completion.
-                let u = self.unmap_ns(rq);
-                out.events
-                    .push((now + self.cfg.host.complete + u, self.ev(EV_DONE, rq)));
-                self.hsq_pump(now, out);
-            }
-            _ => unreachable!(),
-        }
-    }
-
-    // ------------------------------------------------------------------------------------
-    // CQE (cqhci): the card holds up to 31 data tasks + 1 DCMD
-    // ------------------------------------------------------------------------------------
-
-    fn cqe_issue(
-        &mut self,
-        rq: RqId,
-        ctx: CallCtx,
-        ty: IssueType,
-        now: Ns,
-        out: &mut DriverOut,
-    ) -> BlkStatus {
-        if ty == IssueType::Sync {
-            return self.block_for_sync(rq, ctx, now, out);
-        }
-        let segs = if ty == IssueType::Dcmd {
-            0
-        } else {
-            self.tracked[&rq].segs
-        };
-        let t = self.prep(now, segs, self.cfg.host.cqe_task);
-        // CMD44 + CMD45 queue the task on the CMD line (DCMD: sent when executed).
-        let q = if ty == IssueType::Dcmd {
-            t
-        } else {
-            let q = t.max(self.cmd_free) + 2 * self.card.bus().cmd_ns(R1_BITS);
-            self.cmd_free = q;
-            q
-        };
-        self.cqe_outstanding += 1;
-        out.events.push((q, self.ev(EV_CQE_QUEUED, rq)));
-        BlkStatus::Ok
-    }
-
-    fn cqe_schedule_kick(&mut self, at: Ns, out: &mut DriverOut) {
-        if self.cqe_kick_at.map(|k| k <= at).unwrap_or(false) {
-            return;
-        }
-        self.cqe_kick_at = Some(at);
-        out.events.push((at, self.ev(EV_CQE_KICK, 0)));
-    }
-
-    /// Pick the next task per `card.cq_policy`; None = wait until `Err(t)`.
-    fn cqe_pick(&self, now: Ns) -> Result<usize, Ns> {
-        if let Some(i) = self.cqe_tasks.iter().position(|t| t.dcmd) {
-            return Ok(i);
-        }
-        let oldest = (0..self.cqe_tasks.len())
-            .min_by_key(|&i| self.cqe_tasks[i].seq)
-            .unwrap();
-        let forced = self.cfg.cq_policy == CqPolicy::Fifo
-            || self.cqe_tasks[oldest].bypassed >= self.cfg.cq_max_bypass;
-        if forced {
-            let r = self.cqe_tasks[oldest].acc.ready;
-            return if r <= now { Ok(oldest) } else { Err(r) };
-        }
-        let best = (0..self.cqe_tasks.len())
-            .min_by_key(|&i| (self.cqe_tasks[i].acc.ready.max(now), self.cqe_tasks[i].seq))
-            .unwrap();
-        let r = self.cqe_tasks[best].acc.ready;
-        if r <= now {
-            Ok(best)
-        } else {
-            Err(r)
-        }
-    }
-
-    fn cqe_kick(&mut self, now: Ns, out: &mut DriverOut) {
-        // `cqhci` is halted during recovery.
-        if self.cqe_tasks.is_empty() || self.recovery_needed {
-            return;
-        }
-        if self.cqe_bus_until > now {
-            self.cqe_schedule_kick(self.cqe_bus_until, out);
-            return;
-        }
-        let i = match self.cqe_pick(now) {
-            Ok(i) => i,
-            Err(t) => {
-                self.cqe_schedule_kick(t, out);
-                return;
-            }
-        };
-        let task = self.cqe_tasks.remove(i);
-        if !task.dcmd {
-            let oldest_seq = self.cqe_tasks.iter().map(|t| t.seq).min();
-            if let Some(o) = oldest_seq.filter(|&o| o < task.seq) {
-                self.stats.cqe_reordered += 1;
-                for t in self.cqe_tasks.iter_mut().filter(|t| t.seq == o) {
-                    t.bypassed += 1;
-                }
-            }
-        }
-        let r1 = self.card.bus().cmd_ns(R1_BITS);
-        let mut tr = self.tracked[&task.rq];
-        let busy_end = if task.dcmd {
-            let t = now.max(self.cmd_free) + r1;
-            self.cmd_free = t;
-            let be = self.card.busy_command(t, &tr.cmd);
-            self.stats.card_ns += be - t;
-            be
-        } else {
-            // CMD13 queue status + CMD46/CMD47 execute, then the data phase.
-            let t = now.max(self.cmd_free) + 2 * r1;
-            self.cmd_free = t;
-            let ds = t.max(task.acc.ready);
-            assert!(ds >= self.dat_free, "cqe: two data transfers on the bus");
-            tr.fault = self.recovery.draw();
-            let (de, be) = match tr.fault {
-                Fault::Cmd => {
-                    self.card.unstage_data(tr.tag);
-                    (ds, ds)
-                }
-                Fault::DataTimeout => {
-                    let (_, be) = self.card.transfer(ds, &tr.cmd, &task.acc);
-                    let end = be.max(ds + self.cfg.host.data_timeout);
-                    (end, end)
-                }
-                _ => self.card.transfer(ds, &tr.cmd, &task.acc),
-            };
-            self.dat_free = de;
-            self.stats.bus_ns += (de - ds) + 2 * r1;
-            self.stats.card_ns += (ds - tr.queued.min(ds)) + (be - de);
-            be
-        };
-        tr.started = now;
-        tr.hw_done = busy_end;
-        self.stats.mmc_queue_wait_ns += now - tr.accepted;
-        self.tracked.insert(task.rq, tr);
-        let name = &self.name;
-        self.note(out, now, || {
-            format!(
-                "{name} cqe exec rq={} tag={} {:?} busy_end={busy_end}",
-                task.rq, tr.tag, tr.cmd.op
-            )
-        });
-        // One transfer (or R1b busy) on DAT at a time.
-        self.cqe_bus_until = busy_end;
-        out.events
-            .push((busy_end + self.cfg.host.irq, self.ev(EV_CQE_IRQ, task.rq)));
-        self.cqe_schedule_kick(busy_end, out);
-    }
-
-    fn cqe_event(&mut self, kind: u64, rq: RqId, now: Ns, out: &mut DriverOut) {
-        match kind {
-            EV_CQE_QUEUED => {
-                let mut tr = self.tracked[&rq];
-                tr.queued = now;
-                self.tracked.insert(rq, tr);
-                let dcmd = tr.ty == IssueType::Dcmd;
-                let acc = if dcmd {
-                    Access {
-                        ready: now,
-                        nand_end: now,
-                        tail_blocks: 0,
-                        busy_extra: 0,
-                    }
-                } else {
-                    // The card starts preparing the task as soon as it is queued.
-                    self.card.access(now, &tr.cmd)
-                };
-                self.cqe_seq += 1;
-                self.cqe_tasks.push(Task {
-                    rq,
-                    seq: self.cqe_seq,
-                    acc,
-                    bypassed: 0,
-                    dcmd,
-                });
-                assert!(
-                    self.cqe_tasks.iter().filter(|t| !t.dcmd).count() as u32 <= self.cqe_qdepth()
-                );
-                self.cqe_kick(now, out);
-            }
-            EV_CQE_KICK => {
-                if self.cqe_kick_at == Some(now) {
-                    self.cqe_kick_at = None;
-                }
-                self.cqe_kick(now, out);
-            }
-            EV_CQE_IRQ => {
-                // `cqhci_irq` → `cqhci_finish_mrq` → `mmc_blk_cqe_req_done` →
-                // `blk_mq_complete_request`.
-                let mut tr = self.tracked[&rq];
-                if tr.fault != Fault::None {
-                    // An error interrupt: `mmc_blk_cqe_req_done` sets recovery_needed, halts
-                    // the engine (`cqe_recovery_start`) and schedules the recovery work, which
-                    // discards every task still queued (this one included).
-                    if !self.recovery_needed {
-                        self.recovery_needed = true;
-                        out.events
-                            .push((now + self.cfg.host.wakeup, self.ev(EV_RECOVERY, rq)));
-                    }
-                    return;
-                }
-                self.cqe_outstanding -= 1;
-                tr.irq_done = true;
-                let u = self.unmap_ns(rq);
-                tr.done_at = now + self.cfg.host.complete + u;
-                self.tracked.insert(rq, tr);
-                out.events.push((tr.done_at, self.ev(EV_DONE, rq)));
-            }
-            _ => unreachable!(),
-        }
-    }
 }
 
 impl Driver for MmcDriver {
@@ -1427,10 +841,7 @@ impl Driver for MmcDriver {
     /// `mmc_init_queue`: `MMC_QUEUE_DEPTH` for legacy and hsq; for a real CQE
     /// `min(card cmdq_depth, host cqe_qdepth)`.
     fn queue_depth(&self) -> u32 {
-        match self.cfg.queue {
-            HostQueue::Cqe => self.cqe_qdepth(),
-            _ => MMC_QUEUE_DEPTH,
-        }
+        self.ops.queue_depth(self)
     }
 
     fn blocking(&self) -> bool {
@@ -1508,15 +919,15 @@ impl Driver for MmcDriver {
                 self.stats.resource_dcmd += 1;
                 return BlkStatus::Resource;
             }
-            IssueType::Async
-                if self.cfg.queue == HostQueue::Hsq && self.in_flight_async() > self.hsq_depth =>
-            {
-                self.stats.resource_depth += 1;
-                let d = self.hsq_depth;
-                self.note(out, now, || {
-                    format!("{name} resource hsq_depth={d} rq={rq}")
-                });
-                return BlkStatus::Resource;
+            IssueType::Async => {
+                // The host path's own limit (hsq: `mq->in_flight[issue_type] > hsq_depth`).
+                if let Some(d) = self.ops.async_full(self) {
+                    self.stats.resource_depth += 1;
+                    self.note(out, now, || {
+                        format!("{name} resource hsq_depth={d} rq={rq}")
+                    });
+                    return BlkStatus::Resource;
+                }
             }
             _ => {}
         }
@@ -1571,11 +982,8 @@ impl Driver for MmcDriver {
         );
         self.in_flight[ty as usize] += 1;
         self.stats.accepted[ty as usize] += 1;
-        let st = match self.cfg.queue {
-            HostQueue::Legacy => self.legacy_issue(rq, ctx, ty, now, out),
-            HostQueue::Hsq => self.hsq_issue(rq, ctx, ty, now, out),
-            HostQueue::Cqe => self.cqe_issue(rq, ctx, ty, now, out),
-        };
+        let ops = self.ops;
+        let st = ops.issue(self, rq, ctx, ty, now, out);
         self.hot_check();
         st
     }
@@ -1614,9 +1022,6 @@ impl Driver for MmcDriver {
             }
             EV_RECOVERY => self.recovery_work(arg, now, out),
             EV_RECOVERY_DONE => self.recovery_done(arg, now, out),
-            EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK | EV_LEG_POST => {
-                self.legacy_event(kind, arg, now, out)
-            }
             EV_DONE => self.done(arg, now, out),
             EV_SYNC_DONE => {
                 let (rq, ctx) = self
@@ -1628,8 +1033,11 @@ impl Driver for MmcDriver {
                 self.busy = false;
                 out.unblock.push((ctx, now));
             }
-            EV_HSQ_ENQ | EV_HSQ_IRQ => self.hsq_event(kind, arg, now, out),
-            EV_CQE_QUEUED | EV_CQE_KICK | EV_CQE_IRQ => self.cqe_event(kind, arg, now, out),
+            EV_LEG_IRQ | EV_LEG_WAKE | EV_LEG_HANDOFF | EV_LEG_WORK | EV_LEG_POST | EV_HSQ_ENQ
+            | EV_HSQ_IRQ | EV_CQE_QUEUED | EV_CQE_KICK | EV_CQE_IRQ => {
+                let ops = self.ops;
+                ops.event(self, kind, arg, now, out)
+            }
             _ => panic!("{}: unknown event payload {payload:#x}", self.name),
         }
         if self.waiter.map(|w| w.sync).unwrap_or(false) && self.sync_running.is_none() {
@@ -1697,24 +1105,10 @@ impl Driver for MmcDriver {
             self.tracked.len(),
             "in_flight out of step with tracked requests"
         );
-        match self.cfg.queue {
-            HostQueue::Legacy => {
-                assert!(total <= 2, "legacy: {total} requests in flight");
-                assert!(!(self.leg_on_bus.is_some() && self.leg_complete_req.is_some()));
-            }
-            HostQueue::Hsq => {
-                self.hsq.check();
-                assert!(self.hsq.occupied() as u32 <= a);
-            }
-            HostQueue::Cqe => {
-                let data = self.cqe_tasks.iter().filter(|t| !t.dcmd).count() as u32;
-                assert!(data <= self.cqe_qdepth(), "cqe: {data} data tasks");
-                assert!(self.in_flight[IssueType::Dcmd as usize] <= 1);
-            }
-        }
+        self.ops.check(self, total, a);
         if self.busy {
             assert!(
-                self.waiter.is_some() || self.sync_running.is_some() || self.leg_post.is_some(),
+                self.waiter.is_some() || self.sync_running.is_some() || self.legacy.post.is_some(),
                 "mq.busy without a sleeping context"
             );
         }
