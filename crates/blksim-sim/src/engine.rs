@@ -19,7 +19,7 @@ use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC, NS_HOR
 use blksim_job::{Ddir, JobSpec};
 use blksim_report::stats::{JobStats, StatsOptions};
 use blksim_workload::{IoGen, IoU, Region};
-use task::{InSyscall, IoUnit, SyncKind, Task, TaskState};
+use task::{InSyscall, IoUnit, SyncKind, Task, TaskState, Wait};
 
 /// Events are small plain values naming a component and an id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,8 +277,7 @@ impl Sim {
                 commit_batch: Vec::with_capacity(depth as usize),
                 in_syscall: InSyscall::No,
                 plugging: false,
-                waiting_full: false,
-                sleeping: false,
+                wait: Wait::None,
                 held: None,
                 gen_done: false,
                 ious: Slab::new(),
@@ -303,7 +302,6 @@ impl Sim {
                 end_fsync: spec.end_fsync,
                 end_fsync_done: false,
                 wrote: false,
-                sync_in_flight: false,
                 thinktime_ns: spec.thinktime_ns,
                 thinktime_blocks: spec.thinktime_blocks.max(1),
                 rate_iops: spec.rate_iops,
@@ -428,8 +426,8 @@ impl Sim {
         for (i, t) in self.tasks.iter().enumerate() {
             if t.state != TaskState::Done {
                 return Err(format!(
-                    "internal error: job '{}' (task {i}) never finished (in_flight={}, in_syscall={:?}, waiting_full={}): the simulated path lost a request",
-                    t.name, t.in_flight, t.in_syscall, t.waiting_full
+                    "internal error: job '{}' (task {i}) never finished (in_flight={}, in_syscall={:?}, wait={:?}): the simulated path lost a request",
+                    t.name, t.in_flight, t.in_syscall, t.wait
                 ));
             }
         }
@@ -529,8 +527,8 @@ impl Sim {
             }
             Ev::TaskWake(t) => {
                 let task = &mut self.tasks[t as usize];
-                if task.state == TaskState::Running && task.sleeping {
-                    task.sleeping = false;
+                if task.state == TaskState::Running && task.wait == Wait::Sleeping {
+                    task.wait = Wait::None;
                     let clk = self.task_begin(t as usize, now, true);
                     self.pump(t as usize, clk);
                     self.task_end();
@@ -541,7 +539,7 @@ impl Sim {
                 // are there (`iodepth_batch_complete_min`); otherwise it reaps in passing.
                 let task = &self.tasks[t as usize];
                 let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
-                let wakes = task.waiting_full
+                let wakes = task.wait == Wait::QueueFull
                     && task.in_syscall == InSyscall::No
                     && task.completed.len() >= min_evts;
                 let clk = self.task_begin(t as usize, now, wakes);
@@ -613,8 +611,8 @@ impl Sim {
                 let task = &mut self.tasks[t as usize];
                 if task.state == TaskState::Running {
                     task.deadline_hit = true;
-                    if task.sleeping {
-                        task.sleeping = false;
+                    if task.wait == Wait::Sleeping {
+                        task.wait = Wait::None;
                     }
                     let clk = self.task_begin(t as usize, now, false);
                     self.pump(t as usize, clk);
@@ -831,7 +829,7 @@ impl Sim {
                 // No new I/O from now; a sleeping task wakes to drain and read back.
                 task.deadline_hit = true;
                 task.crashed = true;
-                if task.sleeping {
+                if task.wait == Wait::Sleeping {
                     self.evq.push(at, Ev::TaskDeadline(t as u32));
                 }
             }

@@ -226,6 +226,31 @@ fn card_removal_and_continue_on_error() {
     assert_eq!(o.status.code(), Some(1));
 }
 
+/// Failing syncs end: on a removed card every fdatasync fails, and fio's `io_completed` still
+/// sets `last_was_sync` for a failed sync, so the next io_u is a write, not another sync (a
+/// job asking for a failed sync over and over never finished).
+#[test]
+fn failed_syncs_do_not_repeat_forever() {
+    let (v, o) = json(&[
+        "run",
+        "--device=emmc-allwinner",
+        "--set=card.fault_removed_ns=1",
+        "--name=s",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--fdatasync=1",
+        "--continue_on_error=io",
+        "--max-events=100000",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = &v["jobs"][0];
+    // 16 writes and, between them, 15 fdatasyncs (fio's `get_rw_ddir` turns the io_u after
+    // each write into a sync; the last write has none after it): all fail, none repeated.
+    assert_eq!(u(&j["total_err"]), 31, "{j}");
+    assert_eq!(u(&j["error"]), 5);
+}
+
 /// Faults are drawn from their own seeded stream: the same seed gives the same run; a run
 /// without faults is unchanged by the fault model.
 #[test]

@@ -39,9 +39,7 @@ impl Sim {
             let task = &mut self.tasks[t];
             if task.state != TaskState::Running
                 || task.in_syscall != InSyscall::No
-                || task.sleeping
-                || task.waiting_full
-                || task.sync_in_flight
+                || task.wait != Wait::None
             {
                 return;
             }
@@ -70,7 +68,7 @@ impl Sim {
                     return;
                 }
                 task.think_count = 0;
-                task.sleeping = true;
+                task.wait = Wait::Sleeping;
                 let at = now.saturating_add(task.thinktime_ns);
                 self.evq.push(at, Ev::TaskWake(t as u32));
                 return;
@@ -164,7 +162,7 @@ impl Sim {
                     self.commit(t, now);
                     continue;
                 }
-                task.waiting_full = true;
+                task.wait = Wait::QueueFull;
                 // Completions that arrived while the task was busy elsewhere (asleep in
                 // io_submit) are reaped now.
                 if !task.completed.is_empty() && !task.reap_scheduled {
@@ -232,7 +230,7 @@ impl Sim {
                 let next = task.rate_next[d];
                 if now < next {
                     task.held = Some(io);
-                    task.sleeping = true;
+                    task.wait = Wait::Sleeping;
                     if !task.pending.is_empty() {
                         self.commit(t, now);
                     }
@@ -479,7 +477,7 @@ impl Sim {
             return;
         }
         self.tasks[t].in_syscall = InSyscall::No;
-        if self.tasks[t].sync_in_flight && self.tasks[t].submit_cursor.is_none() {
+        if self.tasks[t].wait == Wait::SyncInFlight && self.tasks[t].submit_cursor.is_none() {
             return;
         }
         self.continue_submit(t, now);
@@ -541,26 +539,26 @@ impl Sim {
         self.tasks[t].reap_scheduled = false;
         self.start_dsync_flushes(t, now);
         // A task inside a synchronous fsync returns from it before it reaps anything else.
-        if self.tasks[t].sync_in_flight {
+        if self.tasks[t].wait == Wait::SyncInFlight {
             let task = &mut self.tasks[t];
             let Some(pos) = task.completed.iter().position(|&id| task.ious.get(id).sync) else {
                 return;
             };
             let id = task.completed.remove(pos);
             let io = task.ious.remove(id);
-            task.sync_in_flight = false;
+            task.wait = Wait::None;
             task.in_flight -= 1;
             if !io.end_fsync {
                 task.syncs_out -= 1;
             }
+            // fio's `io_completed`: a sync sets `last_was_sync` whether or not it failed, or
+            // a job whose syncs keep failing would ask for a sync again and again.
+            task.last_was_sync = true;
             if io.error {
                 self.io_error(t, &io);
-            } else {
-                if !io.end_fsync {
-                    task.stats
-                        .record_sync(now, now.saturating_sub(io.start), !io.datasync);
-                }
-                task.last_was_sync = true;
+            } else if !io.end_fsync {
+                task.stats
+                    .record_sync(now, now.saturating_sub(io.start), !io.datasync);
             }
             self.pump(t, now);
         }
@@ -572,18 +570,20 @@ impl Sim {
             let avail = task.completed.len();
             // getevents(min, max) blocks until `iodepth_batch_complete_min` are in (0 = poll).
             let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
-            if task.waiting_full && avail < min_evts {
+            if task.wait == Wait::QueueFull && avail < min_evts {
                 return;
             }
-            let n = if task.waiting_full {
+            let n = if task.wait == Wait::QueueFull {
                 avail.min(task.complete_max as usize)
             } else {
                 avail
             };
             self.reap_n(t, now, n);
             let task = &mut self.tasks[t];
-            if task.waiting_full && (task.in_flight <= task.iodepth_low || task.in_flight == 0) {
-                task.waiting_full = false;
+            if task.wait == Wait::QueueFull
+                && (task.in_flight <= task.iodepth_low || task.in_flight == 0)
+            {
+                task.wait = Wait::None;
             }
             self.pump(t, now);
         }
@@ -606,10 +606,12 @@ impl Sim {
                         .record_sync(now, now.saturating_sub(io.start), !io.datasync);
                 }
                 task.last_was_sync = true;
-                task.sync_in_flight = false;
+                task.end_sync_wait();
             } else if io.error {
+                // fio's `io_completed` sets `last_was_sync` before it looks at the error.
+                task.last_was_sync = io.sync;
                 if io.sync {
-                    task.sync_in_flight = false;
+                    task.end_sync_wait();
                 }
                 failed.push(io);
             } else {

@@ -27,7 +27,16 @@ impl Sim {
         if kind != SyncKind::EndFsync {
             task.syncs_out += 1;
         }
-        task.sync_in_flight = !task.async_fsync;
+        if task.async_fsync {
+            task.end_sync_wait();
+        } else {
+            debug_assert!(
+                matches!(task.wait, Wait::None | Wait::SyncInFlight),
+                "a synchronous sync issued while the task waits for {:?}",
+                task.wait
+            );
+            task.wait = Wait::SyncInFlight;
+        }
         task.in_flight += 1;
         if task.null_engine {
             // fio's null engine completes everything at once.

@@ -3,6 +3,21 @@
 
 use super::*;
 
+/// What a task's loop waits for (`do_io`), when it is not inside a syscall: one thing at a
+/// time; the loop stops until it ends (completions that come meanwhile are still reaped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Nothing: the loop runs.
+    None,
+    /// thinktime, or a rate limit's wait for the next I/O's issue time (`Ev::TaskWake`).
+    Sleeping,
+    /// The queue is full: reap down to `iodepth_low` (`wait_for_completions`), at least
+    /// `iodepth_batch_complete_min` at a time.
+    QueueFull,
+    /// Inside a synchronous fsync/fdatasync (`do_io_u_sync`), until it returns.
+    SyncInFlight,
+}
+
 /// Where a task is inside a submit syscall (`io_submit`, `io_uring_enter`, `pwrite`): the
 /// task does nothing else until the syscall goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,9 +99,8 @@ pub(crate) struct Task {
     /// Where the task is inside a submit syscall, if it is: asleep on a tag, or yielded.
     pub(crate) in_syscall: InSyscall,
     pub(crate) plugging: bool,
-    /// Queue was full; reap down to `iodepth_low` before refilling.
-    pub(crate) waiting_full: bool,
-    pub(crate) sleeping: bool,
+    /// What the task waits for before its loop goes on (outside a syscall).
+    pub(crate) wait: Wait,
     pub(crate) held: Option<IoU>,
     pub(crate) gen_done: bool,
     pub(crate) ious: Slab<IoUnit>,
@@ -120,7 +134,6 @@ pub(crate) struct Task {
     pub(crate) end_fsync: bool,
     pub(crate) end_fsync_done: bool,
     pub(crate) wrote: bool,
-    pub(crate) sync_in_flight: bool,
     pub(crate) thinktime_ns: Ns,
     pub(crate) thinktime_blocks: u32,
     pub(crate) rate_iops: [u64; 3],
@@ -161,6 +174,13 @@ pub(crate) struct Task {
 }
 
 impl Task {
+    /// A sync completed: a task waiting in a synchronous fsync returns from it.
+    pub(crate) fn end_sync_wait(&mut self) {
+        if self.wait == Wait::SyncInFlight {
+            self.wait = Wait::None;
+        }
+    }
+
     pub(crate) fn verify_phase_started(&self) -> bool {
         self.in_verify
     }
