@@ -75,8 +75,10 @@ fn sim(rw: &str, sched: &str, jobs: u32, depth: u32) -> f64 {
     v["jobs"][0][dir]["iops"].as_f64().unwrap()
 }
 
-/// Checks `rows` (real) against the model; returns the lines it printed.
-fn compare(rows: &Rows, label: &str) {
+/// Checks `rows` (real) against the model: the schedulers' ratios to mq-deadline always, the
+/// fitted rows' IOPS when `fit_rows` (the recorded data the profile was fitted on; a live run
+/// is compared by its ratios, as its absolute IOPS move with whatever else the machine does).
+fn compare(rows: &Rows, label: &str, fit_rows: bool) {
     let mut failures = Vec::new();
     // The fitted rows, within the fit's tolerance; 2 jobs at iodepth 1 is not fitted (the
     // model's wake-ups of the worker and of fio cost the same whatever else the vCPUs run).
@@ -92,7 +94,7 @@ fn compare(rows: &Rows, label: &str) {
             100.0 * err,
             if fitted { "" } else { " [not fitted]" }
         );
-        if fitted && err.abs() > 0.15 {
+        if fit_rows && fitted && err.abs() > 0.15 {
             failures.push(format!(
                 "fit row {rw} {jobs}j qd{depth}: {:+.1} %",
                 100.0 * err
@@ -123,7 +125,7 @@ fn compare(rows: &Rows, label: &str) {
 fn schedulers_are_predicted_from_a_none_only_fit() {
     let rows = parse(&std::fs::read_to_string(DATA).unwrap());
     assert!(rows.len() >= 16, "{} rows", rows.len());
-    compare(&rows, "recorded");
+    compare(&rows, "recorded", true);
 }
 
 /// The recorded file must parse into every configuration the comparison needs.
@@ -155,5 +157,5 @@ fn schedulers_match_the_running_kernel() {
     );
     let text = String::from_utf8_lossy(&o.stdout);
     println!("{text}");
-    compare(&parse(&text), "live");
+    compare(&parse(&text), "live", false);
 }
