@@ -27,9 +27,10 @@ type Pos = (usize, usize);
 
 impl ExtentMap {
     /// The first extent whose end is `>= s` (`touch`) or `> s` (not `touch`).
-    fn first_ending_after(&self, s: u64, touch: bool) -> Pos {
+    /// Also returns the leaf searched, a lower bound for [`Self::first_starting_after`]'s.
+    fn first_ending_after(&self, s: u64, touch: bool) -> (Pos, usize) {
         if self.leaves.is_empty() {
-            return (0, 0);
+            return ((0, 0), 0);
         }
         // Extents in leaves before the last one starting strictly before `s` end at or before
         // that leaf's first start, so before `s`.
@@ -37,22 +38,28 @@ impl ExtentMap {
         let leaf = &self.leaves[l];
         let i = leaf.partition_point(|&(_, pe, _)| if touch { pe < s } else { pe <= s });
         if i == leaf.len() && l + 1 < self.leaves.len() {
-            (l + 1, 0)
+            ((l + 1, 0), l)
         } else {
-            (l, i)
+            ((l, i), l)
         }
     }
 
     /// The first extent whose start is `> e` (`touch`) or `>= e` (not `touch`), as an end
-    /// position.
-    fn first_starting_after(&self, e: u64, touch: bool) -> Pos {
+    /// position; its leaf is `from` or a later one.
+    fn first_starting_after(&self, e: u64, touch: bool, from: usize) -> Pos {
         if self.leaves.is_empty() {
             return (0, 0);
         }
-        let l = self
-            .firsts
-            .partition_point(|&f| if touch { f <= e } else { f < e })
-            .saturating_sub(1);
+        let past = |f: u64| if touch { f > e } else { f >= e };
+        // Most writes are short: the leaf is the one `from` names, no second search.
+        let l = if self.firsts.get(from + 1).is_none_or(|&f| past(f)) {
+            from
+        } else {
+            from + 1
+                + self.firsts[from + 1..]
+                    .partition_point(|&f| !past(f))
+                    .saturating_sub(1)
+        };
         let leaf = &self.leaves[l];
         let i = leaf.partition_point(|&(ps, _, _)| if touch { ps <= e } else { ps < e });
         // One spelling per position (the end of a leaf is the start of the next), so that
@@ -78,8 +85,8 @@ impl ExtentMap {
             return;
         }
         // The extents overlapping or touching `[s, e]`: positions `a .. b`.
-        let a = self.first_ending_after(s, true);
-        let b = self.first_starting_after(e, true);
+        let (a, from) = self.first_ending_after(s, true);
+        let b = self.first_starting_after(e, true, from);
         let first = (a < b).then(|| self.leaves[a.0][a.1]);
         let last = (a < b).then(|| {
             if b.1 > 0 {
@@ -130,7 +137,15 @@ impl ExtentMap {
         let removed;
         let l = if a.0 == b.0 {
             removed = b.1 - a.1;
-            self.leaves[a.0].splice(a.1..b.1, repl.iter().copied());
+            let leaf = &mut self.leaves[a.0];
+            match (removed, repl) {
+                // A write to sectors nothing covered (random writes over a large device).
+                (0, &[x]) => leaf.insert(a.1, x),
+                (r, _) if r == repl.len() => leaf[a.1..b.1].copy_from_slice(repl),
+                _ => {
+                    leaf.splice(a.1..b.1, repl.iter().copied());
+                }
+            }
             a.0
         } else {
             // Across leaves (a write spanning many extents): cut the first leaf at `a`, drop
@@ -183,7 +198,7 @@ impl ExtentMap {
         out.clear();
         let mut pos = s;
         if s < e && !self.leaves.is_empty() {
-            let (l0, i0) = self.first_ending_after(s, false);
+            let ((l0, i0), _) = self.first_ending_after(s, false);
             'leaves: for (l, leaf) in self.leaves.iter().enumerate().skip(l0) {
                 let from = if l == l0 { i0 } else { 0 };
                 for &(ps, pe, pv) in &leaf[from..] {
