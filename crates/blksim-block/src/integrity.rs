@@ -37,7 +37,7 @@ pub use durable::Durability;
 
 use crate::request::{flags, Op, RqId, RqPool, NO_BIO};
 use blksim_core::extent::ExtentMap;
-use std::collections::BTreeMap;
+use blksim_core::hash::FxHashMap;
 
 /// Bio tokens with this bit belong to the block layer or an elevator (gap reads, ...): the
 /// submitter never sees their completion.
@@ -100,8 +100,9 @@ pub struct Integrity {
     /// Reused buffers for a device-only update.
     buf_old: Vec<(u64, u64, u64)>,
     /// User writes (and discards) submitted and not completed: (start, end) -> count.
-    inflight: BTreeMap<(u64, u64), u32>,
-    max_inflight_len: u64,
+    /// Looked up on every write and its completion, scanned only when a read finds the two
+    /// views differing: a hash map (at most the queue depth of entries).
+    inflight: FxHashMap<(u64, u64), u32>,
     /// User read bios compared.
     pub reads_checked: u64,
     pub sectors_checked: u64,
@@ -136,8 +137,7 @@ impl Integrity {
             device: ExtentMap::default(),
             user_diff: ExtentMap::default(),
             buf_old: Vec::new(),
-            inflight: BTreeMap::new(),
-            max_inflight_len: 0,
+            inflight: FxHashMap::default(),
             reads_checked: 0,
             sectors_checked: 0,
             mismatches: 0,
@@ -264,7 +264,6 @@ impl Integrity {
                 .inflight
                 .entry((sector, sector + nr as u64))
                 .or_insert(0) += 1;
-            self.max_inflight_len = self.max_inflight_len.max(nr as u64);
         }
     }
 
@@ -280,13 +279,14 @@ impl Integrity {
     /// User writes in flight overlapping `[s, e)`, as (start, end), into `out`.
     fn inflight_overlaps(&self, s: u64, e: u64, out: &mut Vec<(u64, u64)>) {
         out.clear();
-        let lo = s.saturating_sub(self.max_inflight_len);
         out.extend(
             self.inflight
-                .range((lo, 0)..(e, 0))
-                .filter(|(&(a, b), _)| a < e && b > s)
-                .map(|(&k, _)| k),
+                .keys()
+                .filter(|&&(a, b)| a < e && b > s)
+                .copied(),
         );
+        // In sector order, whatever the hash map's.
+        out.sort_unstable();
     }
 
     /// The versions the device holds over `[s, e)` (what a read returns).

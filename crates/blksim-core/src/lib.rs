@@ -17,6 +17,7 @@
 pub mod digest;
 pub mod event;
 pub mod extent;
+pub mod hash;
 pub mod param;
 pub mod rng;
 pub mod slab;
