@@ -22,7 +22,11 @@ use blksim_workload::{IoGen, IoU, Region};
 use task::{InSyscall, IoUnit, SyncKind, Task, TaskState, Wait};
 
 /// Events are small plain values naming a component and an id.
+/// `repr(u64)`: every variant's payload then sits at a fixed 8-byte-aligned offset, and the
+/// event queue moves events as whole words (the default layout was copied with overlapping
+/// unaligned moves that stalled store forwarding on every pop; null bench +4 %).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
 enum Ev {
     /// A task starts (after `startdelay`, or when the jobs it waits for are done).
     TaskStart(u32),
