@@ -21,8 +21,9 @@
 use super::bus::{BusTiming, R1_BITS};
 use super::content::{Content, Extents};
 use super::ftl::{Ftl, Nand};
+use blksim_core::hash::FxHashMap;
 use blksim_core::Ns;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CardOp {
@@ -303,41 +304,84 @@ impl Engine {
     }
 }
 
-/// The L2P map segments resident in controller SRAM, in least-recently-used order, with a
-/// cost per command that follows the log of the segments held, not their number.
+/// The L2P map segments resident in controller SRAM, in least-recently-used order: a hash
+/// map from segment to a node of a doubly linked list kept in a vector (oldest at the head),
+/// so a lookup, a refresh and an eviction are each O(1) (two B-trees before: 4 % of the eMMC
+/// bench's time).
 #[derive(Debug, Default)]
 struct MapLru {
-    /// Segment → its last use, and last use → segment (oldest first).
-    by_seg: BTreeMap<u64, u64>,
-    by_use: BTreeMap<u64, u64>,
-    clock: u64,
+    slot: FxHashMap<u64, u32>,
+    /// `(segment, prev, next)`; `NIL` ends the list.
+    nodes: Vec<(u64, u32, u32)>,
+    head: u32,
+    tail: u32,
 }
 
+const NIL: u32 = u32::MAX;
+
 impl MapLru {
+    fn unlink(&mut self, i: u32) {
+        let (_, p, n) = self.nodes[i as usize];
+        match p {
+            NIL => self.head = n,
+            p => self.nodes[p as usize].2 = n,
+        }
+        match n {
+            NIL => self.tail = p,
+            n => self.nodes[n as usize].1 = p,
+        }
+    }
+
+    fn push_back(&mut self, i: u32) {
+        self.nodes[i as usize].1 = self.tail;
+        self.nodes[i as usize].2 = NIL;
+        match self.tail {
+            NIL => self.head = i,
+            t => self.nodes[t as usize].2 = i,
+        }
+        self.tail = i;
+    }
+
     /// A command touches `seg`: true if it was resident; otherwise it is loaded, evicting
     /// the least recently used segment when `cap` are held.
     fn touch(&mut self, seg: u64, cap: usize) -> bool {
-        self.clock += 1;
-        let hit = match self.by_seg.insert(seg, self.clock) {
-            Some(old) => {
-                self.by_use.remove(&old);
-                true
+        if self.nodes.is_empty() {
+            self.head = NIL;
+            self.tail = NIL;
+        }
+        if let Some(&i) = self.slot.get(&seg) {
+            if self.tail != i {
+                self.unlink(i);
+                self.push_back(i);
             }
-            None => {
-                if self.by_use.len() >= cap {
-                    let (_, lru) = self.by_use.pop_first().unwrap();
-                    self.by_seg.remove(&lru);
-                }
-                false
-            }
+            return true;
+        }
+        let i = if self.slot.len() >= cap && self.head != NIL {
+            // Reuse the oldest segment's node.
+            let i = self.head;
+            self.unlink(i);
+            self.slot.remove(&self.nodes[i as usize].0);
+            self.nodes[i as usize].0 = seg;
+            i
+        } else {
+            self.nodes.push((seg, NIL, NIL));
+            (self.nodes.len() - 1) as u32
         };
-        self.by_use.insert(self.clock, seg);
-        hit
+        self.slot.insert(seg, i);
+        self.push_back(i);
+        false
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.slot.len()
     }
 
     fn clear(&mut self) {
-        self.by_seg.clear();
-        self.by_use.clear();
+        self.slot.clear();
+        self.nodes.clear();
+        self.head = NIL;
+        self.tail = NIL;
     }
 }
 
@@ -971,7 +1015,29 @@ mod tests {
         for s in 0..200_000u64 {
             assert!(big.touch(s * 7919 % 1_000_003, cap));
         }
-        assert_eq!(big.by_seg.len(), 200_000);
-        assert_eq!(big.by_use.len(), 200_000);
+        assert_eq!(big.len(), 200_000);
+        assert_eq!(big.nodes.len(), 200_000);
+        // Against a plain list kept in use order, over random touches with evictions.
+        let mut m = MapLru::default();
+        let mut list: Vec<u64> = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let seg = x % 40;
+            let want = if let Some(p) = list.iter().position(|&s| s == seg) {
+                list.remove(p);
+                true
+            } else {
+                if list.len() >= 16 {
+                    list.remove(0);
+                }
+                false
+            };
+            list.push(seg);
+            assert_eq!(m.touch(seg, 16), want);
+            assert_eq!(m.len(), list.len());
+        }
     }
 }
