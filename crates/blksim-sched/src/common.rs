@@ -6,8 +6,8 @@ use blksim_block::limits::QueueLimits;
 use blksim_block::merge::requests_mergeable;
 use blksim_block::request::{flags, Op, Request, RqId, RqPool};
 use blksim_block::{elevator::BioInfo, ElvMerge};
+use blksim_core::hash::FxHashMap;
 use blksim_core::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
-use std::collections::BTreeMap;
 
 /// Kernel tick rate modelled for jiffies-based deadlines. 250 is the common distribution
 /// default (`CONFIG_HZ_250`): one jiffy = 4 ms. Everything jiffies-based (mq-deadline expiries,
@@ -100,37 +100,39 @@ pub fn blk_try_merge(rq: &Request, bio: &BioInfo) -> ElvMerge {
 /// The elevator-wide merge state of `struct elevator_queue` + `q->last_merge`:
 /// the request hash keyed by end sector (`elv_rqhash_*`) and the one-hit cache.
 ///
-/// The kernel hash is an `hlist` per bucket with new entries at the head, so among requests
-/// with the same end sector the most recently (re)hashed one is found first; the key here is
-/// `(end_sector, !seq)` to keep exactly that order.
+/// As in the kernel, each end sector has a list with new entries at the head
+/// (`hash_add` on an `hlist`), so among requests with the same end sector the most recently
+/// (re)hashed one is found first. The buckets are a hash map from end sector to the list's
+/// head; the links live in a table indexed by RqId.
 #[derive(Default)]
 pub struct MergeHash {
-    hash: BTreeMap<(u64, u64), RqId>,
-    /// Per RqId: the key it is hashed under, if any.
-    key: Vec<Option<(u64, u64)>>,
-    seq: u64,
+    head: FxHashMap<u64, RqId>,
+    /// Per RqId: `(end sector, prev, next)` while hashed.
+    link: Vec<Option<(u64, RqId, RqId)>>,
     pub last_merge: Option<RqId>,
     /// Queue limits for request–request merges (`ll_merge_requests_fn`).
     pub lim: QueueLimits,
 }
 
+/// The end of a hash list.
+const NIL: RqId = RqId::MAX;
+
 impl MergeHash {
     pub fn new(lim: QueueLimits) -> Self {
         MergeHash {
-            hash: BTreeMap::new(),
-            key: Vec::with_capacity(256),
-            seq: 0,
+            head: FxHashMap::default(),
+            link: Vec::with_capacity(256),
             last_merge: None,
             lim,
         }
     }
 
-    fn slot(&mut self, rq: RqId) -> &mut Option<(u64, u64)> {
+    fn slot(&mut self, rq: RqId) -> &mut Option<(u64, RqId, RqId)> {
         let i = rq as usize;
-        if self.key.len() <= i {
-            self.key.resize(i + 1, None);
+        if self.link.len() <= i {
+            self.link.resize(i + 1, None);
         }
-        &mut self.key[i]
+        &mut self.link[i]
     }
 
     /// `elv_rqhash_add` (only for `rq_mergeable` requests, as the callers do).
@@ -139,16 +141,36 @@ impl MergeHash {
         if !rq_mergeable(r) {
             return;
         }
-        self.seq += 1;
-        let k = (r.end_sector(), !self.seq);
-        *self.slot(rq) = Some(k);
-        self.hash.insert(k, rq);
+        // The callers hash a request once (`elv_rqhash_add` on an unhashed request).
+        debug_assert!(self.link.get(rq as usize).is_none_or(|l| l.is_none()));
+        let end = r.end_sector();
+        let next = self.head.insert(end, rq).unwrap_or(NIL);
+        if next != NIL {
+            if let Some(l) = self.slot(next) {
+                l.1 = rq;
+            }
+        }
+        *self.slot(rq) = Some((end, NIL, next));
     }
 
     /// `elv_rqhash_del`.
     pub fn del(&mut self, rq: RqId) {
-        if let Some(k) = self.slot(rq).take() {
-            self.hash.remove(&k);
+        let Some((end, prev, next)) = self.slot(rq).take() else {
+            return;
+        };
+        if next != NIL {
+            if let Some(l) = self.slot(next) {
+                l.1 = prev;
+            }
+        }
+        if prev != NIL {
+            if let Some(l) = self.slot(prev) {
+                l.2 = next;
+            }
+        } else if next != NIL {
+            self.head.insert(end, next);
+        } else {
+            self.head.remove(&end);
         }
     }
 
@@ -162,10 +184,7 @@ impl MergeHash {
 
     /// `elv_rqhash_find`: newest hashed request ending at `offset`.
     pub fn find(&self, offset: u64) -> Option<RqId> {
-        self.hash
-            .range((offset, 0)..=(offset, u64::MAX))
-            .next()
-            .map(|(_, &r)| r)
+        self.head.get(&offset).copied()
     }
 
     /// Drop every trace of `rq` (`deadline_remove_request` / `bfq_remove_request` tail):
