@@ -317,57 +317,7 @@ impl RequestQueue {
 
     /// CPU model figures for the report (empty when the model is off).
     pub fn cpu_stats(&self, cpus: &crate::cpu::CpuModel) -> Vec<(&'static str, u64)> {
-        let c = cpus;
-        if !c.on {
-            return Vec::new();
-        }
-        let sum = |ls: &[crate::cpu::Lock], f: fn(&crate::cpu::Lock) -> u64| -> u64 {
-            ls.iter().map(f).sum()
-        };
-        let mut v = vec![
-            ("elv_lock_acquisitions", c.elv_lock.acquisitions),
-            ("elv_lock_handoffs", c.elv_lock.handoffs),
-            ("elv_lock_wait_ns", c.elv_lock.wait_ns),
-            (
-                "drv_lock_acquisitions",
-                sum(&c.drv_locks, |l| l.acquisitions),
-            ),
-            ("drv_lock_handoffs", sum(&c.drv_locks, |l| l.handoffs)),
-            ("drv_lock_wait_ns", sum(&c.drv_locks, |l| l.wait_ns)),
-            (
-                "hctx_lock_acquisitions",
-                sum(&c.hctx_locks, |l| l.acquisitions),
-            ),
-            ("hctx_lock_handoffs", sum(&c.hctx_locks, |l| l.handoffs)),
-            ("cpu_busy_ns", c.busy_ns.iter().sum()),
-        ];
-        // Per elevator hook: lock acquisitions and hand-offs.
-        for (hook, acq, handoffs) in [
-            (
-                ElvHook::Merge,
-                "elv_merge_acquisitions",
-                "elv_merge_handoffs",
-            ),
-            (
-                ElvHook::Insert,
-                "elv_insert_acquisitions",
-                "elv_insert_handoffs",
-            ),
-            (
-                ElvHook::Dispatch,
-                "elv_dispatch_acquisitions",
-                "elv_dispatch_handoffs",
-            ),
-            (
-                ElvHook::Finish,
-                "elv_finish_acquisitions",
-                "elv_finish_handoffs",
-            ),
-        ] {
-            v.push((acq, c.elv_hook_acq[hook as usize]));
-            v.push((handoffs, c.elv_hook_handoffs[hook as usize]));
-        }
-        v
+        cpus.stats()
     }
 
     /// Take the elevator's locking rules from its declared footprint

@@ -271,34 +271,41 @@ impl Lock {
 }
 
 /// Per-CPU timelines and the locks of one request queue.
+///
+/// The interface the block layer and the event loop use: a context `begin`s on a CPU and
+/// `end`s, charges costs (`costs()` says what each step costs), takes the elevator, hctx and
+/// driver locks (`elv_hold`, `hctx_hold`, `drv_hold`), and a dispatch run inside a task's
+/// syscall may park that task (`park_task`) to be resumed later (`take_parked`).
 #[derive(Clone, Debug, Default)]
 pub struct CpuModel {
-    pub costs: CpuCosts,
-    pub on: bool,
+    costs: CpuCosts,
+    on: bool,
     busy_until: Vec<Ns>,
     /// The elevator lock (`dd->lock`, `bfqd->lock`, `khd->lock`; one per queue for the
     /// single-queue schedulers, `QUEUE_FLAG_SQ_SCHED`).
-    pub elv_lock: Lock,
+    elv_lock: Lock,
     /// `hctx->lock` per hardware queue (protects `hctx->dispatch`).
-    pub hctx_locks: Vec<Lock>,
+    hctx_locks: Vec<Lock>,
     /// The driver's submission lock per hardware queue (held across `queue_rq`).
-    pub drv_locks: Vec<Lock>,
+    drv_locks: Vec<Lock>,
     /// Busy time per CPU (for utilisation reports).
-    pub busy_ns: Vec<u64>,
+    busy_ns: Vec<u64>,
     /// Elevator-lock acquisitions and hand-offs per [`ElvHook`].
-    pub elv_hook_acq: [u64; 4],
-    pub elv_hook_handoffs: [u64; 4],
+    elv_hook_acq: [u64; 4],
+    elv_hook_handoffs: [u64; 4],
     /// Event time of the context being run: no later context can arrive before it.
     floor: Ns,
     /// CPU of the running context.
-    pub cur_cpu: u16,
+    cur_cpu: u16,
     /// The task whose syscall the running context is (None for kblockd and interrupts).
-    pub cur_task: Option<u32>,
+    cur_task: Option<u32>,
     /// Set when a dispatch run inside `cur_task`'s syscall yielded: the task waits for it.
-    pub task_parked: Option<u32>,
+    task_parked: Option<u32>,
 }
 
 impl CpuModel {
+    /// The model for `nr_cpus` CPUs and `nr_hw` hardware queues; on when `costs` charge
+    /// anything (see [`Self::set_on`]).
     pub fn new(costs: CpuCosts, nr_cpus: usize, nr_hw: usize) -> Self {
         CpuModel {
             on: costs.active(),
@@ -315,6 +322,121 @@ impl CpuModel {
             cur_task: None,
             task_parked: None,
         }
+    }
+
+    /// Whether contexts run on CPU timelines at all (off on the ideal platform: every
+    /// context runs at its event time and charges nothing).
+    #[inline]
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    /// Run contexts on the CPU timelines even if no block-layer cost is set (a platform
+    /// whose only costs are the syscall's or the context switch's).
+    pub fn set_on(&mut self, on: bool) {
+        self.on = on;
+    }
+
+    /// What each step costs on this platform.
+    #[inline]
+    pub fn costs(&self) -> &CpuCosts {
+        &self.costs
+    }
+
+    /// CPU of the running context.
+    #[inline]
+    pub fn cur_cpu(&self) -> u16 {
+        self.cur_cpu
+    }
+
+    /// The running context is task `t`'s syscall (after [`Self::begin`]).
+    #[inline]
+    pub fn enter_task(&mut self, t: u32) {
+        self.cur_task = Some(t);
+    }
+
+    /// The task whose syscall the running context is, if any.
+    #[inline]
+    pub fn current_task(&self) -> Option<u32> {
+        self.cur_task
+    }
+
+    /// Make `t` (or no task) the running context's task: a parked dispatch run resumes in
+    /// the syscall it belongs to.
+    #[inline]
+    pub fn set_current_task(&mut self, t: Option<u32>) {
+        self.cur_task = t;
+    }
+
+    /// A dispatch run inside task `t`'s syscall yielded: the task waits for it.
+    #[inline]
+    pub fn park_task(&mut self, t: u32) {
+        self.task_parked = Some(t);
+    }
+
+    /// The task parked by the running context, if any, clearing it.
+    #[inline]
+    pub fn take_parked(&mut self) -> Option<u32> {
+        self.task_parked.take()
+    }
+
+    /// The running context ended: no task, nothing parked.
+    #[inline]
+    pub fn leave_task(&mut self) {
+        self.cur_task = None;
+        self.task_parked = None;
+    }
+
+    /// The model's figures for the report (empty when the model is off).
+    pub fn stats(&self) -> Vec<(&'static str, u64)> {
+        if !self.on {
+            return Vec::new();
+        }
+        let sum = |ls: &[Lock], f: fn(&Lock) -> u64| -> u64 { ls.iter().map(f).sum() };
+        let mut v = vec![
+            ("elv_lock_acquisitions", self.elv_lock.acquisitions),
+            ("elv_lock_handoffs", self.elv_lock.handoffs),
+            ("elv_lock_wait_ns", self.elv_lock.wait_ns),
+            (
+                "drv_lock_acquisitions",
+                sum(&self.drv_locks, |l| l.acquisitions),
+            ),
+            ("drv_lock_handoffs", sum(&self.drv_locks, |l| l.handoffs)),
+            ("drv_lock_wait_ns", sum(&self.drv_locks, |l| l.wait_ns)),
+            (
+                "hctx_lock_acquisitions",
+                sum(&self.hctx_locks, |l| l.acquisitions),
+            ),
+            ("hctx_lock_handoffs", sum(&self.hctx_locks, |l| l.handoffs)),
+            ("cpu_busy_ns", self.busy_ns.iter().sum()),
+        ];
+        // Per elevator hook: lock acquisitions and hand-offs.
+        for (hook, acq, handoffs) in [
+            (
+                ElvHook::Merge,
+                "elv_merge_acquisitions",
+                "elv_merge_handoffs",
+            ),
+            (
+                ElvHook::Insert,
+                "elv_insert_acquisitions",
+                "elv_insert_handoffs",
+            ),
+            (
+                ElvHook::Dispatch,
+                "elv_dispatch_acquisitions",
+                "elv_dispatch_handoffs",
+            ),
+            (
+                ElvHook::Finish,
+                "elv_finish_acquisitions",
+                "elv_finish_handoffs",
+            ),
+        ] {
+            v.push((acq, self.elv_hook_acq[hook as usize]));
+            v.push((handoffs, self.elv_hook_handoffs[hook as usize]));
+        }
+        v
     }
 
     /// Hold the elevator lock on `cpu` for `hold` ns (scaled elevator cost already applied).

@@ -504,12 +504,12 @@ impl Sim {
     fn task_begin(&mut self, t: usize, now: Ns, switch_in: bool) -> Ns {
         let cpu = self.tasks[t].cpu;
         let start = self.cpus.begin(cpu, now);
-        self.cpus.cur_task = Some(t as u32);
+        self.cpus.enter_task(t as u32);
         self.ctx_ev = now;
         self.ctx_start = start;
         self.ctx_cpu = cpu;
         self.clk = start;
-        if switch_in && self.cpus.on {
+        if switch_in && self.cpus.is_on() {
             self.clk += self.platform.ctxsw_ns;
         }
         self.clk
@@ -518,8 +518,7 @@ impl Sim {
     fn task_end(&mut self) {
         self.cpus
             .end(self.ctx_cpu, self.ctx_start, self.clk.max(self.ctx_start));
-        self.cpus.cur_task = None;
-        self.cpus.task_parked = None;
+        self.cpus.leave_task();
     }
 
     fn handle(&mut self, now: Ns, ev: Ev) {

@@ -321,7 +321,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
             platform.nr_cpus as usize,
             driver.nr_hw_queues() as usize,
         );
-        cpus.on = true;
+        cpus.set_on(true);
     }
     let trace = match &opts.blktrace {
         Some(dir) => {

@@ -18,7 +18,7 @@ impl RequestQueue {
     ) {
         // A driver thread (loop's worker) completes in its own context: no interrupt.
         let from = drv.completing_cpu();
-        if !cpus.on {
+        if !cpus.is_on() {
             let mut t = now;
             while let Some((rq, st)) = out.drv.completions.pop() {
                 self.ctx_cpu = self.completion_cpu(rq, from);
@@ -30,7 +30,11 @@ impl RequestQueue {
             let cpu = self.completion_cpu(rq, from);
             self.ctx_cpu = cpu;
             let start = cpus.begin(cpu, now);
-            let irq = if from.is_some() { 0 } else { cpus.costs.irq_ns };
+            let irq = if from.is_some() {
+                0
+            } else {
+                cpus.costs().irq_ns
+            };
             let mut clk = start + irq;
             self.end_request(cpus, rq, st, drv, &mut clk, out);
             cpus.end(cpu, start, clk);
@@ -175,14 +179,14 @@ impl RequestQueue {
         let acked = rq_flags & crate::request::rqf::FLUSH_SEQ == 0;
         self.integrity
             .request_completed(&self.pool, rq, st == BlkStatus::Ok, acked);
-        *now += cpus.costs.complete_ns;
+        *now += cpus.costs().complete_ns;
         // `blk_mq_finish_request`: the elevator's completion hooks, for requests it saw.
         if rq_flags & crate::request::rqf::ELV != 0 {
             self.pool.get_mut(rq).rq_flags &= !crate::request::rqf::ELV;
-            if cpus.on {
-                let c = cpus.costs.elv(cpus.costs.elv_complete_ns);
+            if cpus.is_on() {
+                let c = cpus.costs().elv(cpus.costs().elv_complete_ns);
                 if self.elv_locked_finish {
-                    let cpu = cpus.cur_cpu;
+                    let cpu = cpus.cur_cpu();
                     let _ = cpus.elv_hold(cpu, now, c, ElvHook::Finish);
                 } else {
                     *now += c;
@@ -262,7 +266,7 @@ impl RequestQueue {
             let bio = self.pool.free_bio(b);
             if bio.token & crate::integrity::INTERNAL_TOKEN == 0 {
                 out.bio_done.push((bio.token, st));
-                if cpus.on {
+                if cpus.is_on() {
                     out.bio_done_at.push(*now);
                 }
             }

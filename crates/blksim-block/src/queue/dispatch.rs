@@ -53,11 +53,11 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) -> BlkStatus {
         let hctx = self.pool.get(rq).hctx;
-        if cpus.on {
+        if cpus.is_on() {
             // The driver's submission path for this hardware queue (`blk_mq_start_request`
             // and the driver's own per-queue lock, e.g. null_blk's `nq`/`cmd` handling,
             // `nvmeq->sq_lock`): it moves between CPUs when several dispatch to one hctx.
-            let c = cpus.costs.queue_rq_ns;
+            let c = cpus.costs().queue_rq_ns;
             cpus.drv_hold(hctx, ctx.cpu, now, c);
         }
         {
@@ -273,7 +273,7 @@ impl RequestQueue {
         }
         // Leftovers on hctx->dispatch go first.
         if !self.hctxs[h].dispatch.is_empty() {
-            if cpus.on {
+            if cpus.is_on() {
                 // `spin_lock(&hctx->lock); list_splice_init(&hctx->dispatch, ...)`.
                 cpus.hctx_hold(hctx, cpu, now, 0);
             }
@@ -410,8 +410,8 @@ impl RequestQueue {
                             busy = true;
                             break;
                         }
-                        if cpus.on {
-                            let hold = n as Ns * cpus.costs.elv(cpus.costs.elv_dispatch_ns);
+                        if cpus.is_on() {
+                            let hold = n as Ns * cpus.costs().elv(cpus.costs().elv_dispatch_ns);
                             let mut end = *now;
                             let start = cpus.elv_hold(cpu, &mut end, hold, ElvHook::Dispatch);
                             if start > cpus.floor() {
@@ -504,7 +504,7 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) {
         let id = self.new_run_id();
-        let owner = cpus.cur_task;
+        let owner = cpus.current_task();
         self.park_slot(
             id,
             BlockedRun {
@@ -518,7 +518,7 @@ impl RequestQueue {
         );
         if let Some(t) = owner {
             // The task is inside this dispatch (its syscall has not returned).
-            cpus.task_parked = Some(t);
+            cpus.park_task(t);
         }
         out.drv.unblock.push((id, at));
     }
@@ -730,7 +730,7 @@ impl RequestQueue {
                 any_sent = true;
                 continue;
             }
-            if cpus.on {
+            if cpus.is_on() {
                 // Leftovers are spliced onto hctx->dispatch under `hctx->lock`.
                 cpus.hctx_hold(hctx, cpu, now, 0);
             }
@@ -776,7 +776,7 @@ impl RequestQueue {
         self.free_runs.insert(id);
         let start = cpus.begin(run.cpu, now);
         self.ctx_cpu = run.cpu;
-        cpus.cur_task = run.owner;
+        cpus.set_current_task(run.owner);
         let mut clk = start;
         let now = &mut clk;
         if run.pulling {
@@ -815,12 +815,12 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) {
         cpus.end(cpu, start, clk);
-        if let Some(t) = cpus.cur_task.take() {
-            if cpus.task_parked.take() != Some(t) {
+        if let Some(t) = cpus.current_task() {
+            if cpus.take_parked() != Some(t) {
                 out.task_resume.push((t, clk));
             }
         }
-        cpus.task_parked = None;
+        cpus.leave_task();
     }
 
     /// `blk_mq_sched_restart`, and the completion-time run kyber's token wait needs.

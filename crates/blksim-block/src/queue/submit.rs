@@ -63,7 +63,7 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) -> Submit {
         self.ctx_cpu = bio.cpu;
-        *now += cpus.costs.bio_alloc_ns;
+        *now += cpus.costs().bio_alloc_ns;
         bio.queue_time = *now;
         bio.next = NO_BIO;
         self.integrity
@@ -188,7 +188,7 @@ impl RequestQueue {
             }
             self.pool.get_mut(rq).state = RqState::Plugged;
             self.plug_mut(task).list.push(rq);
-            *now += cpus.costs.plug_ns;
+            *now += cpus.costs().plug_ns;
             return;
         }
         // 6. With an elevator, or a busy single-queue device: insert and run asynchronously.
@@ -235,8 +235,8 @@ impl RequestQueue {
         }
         // Elevator merge: `dd_bio_merge` / `bfq_bio_merge` take the elevator lock for the
         // lookup whether or not a merge is found.
-        if cpus.on && self.elevator.is_some() {
-            let hold = cpus.costs.elv(cpus.costs.elv_merge_ns);
+        if cpus.is_on() && self.elevator.is_some() {
+            let hold = cpus.costs().elv(cpus.costs().elv_merge_ns);
             let _ = cpus.elv_hold(info.cpu, now, hold, ElvHook::Merge);
         }
         if let Some(elv) = self.elevator.as_mut() {
@@ -426,9 +426,9 @@ impl RequestQueue {
             self.pool.get_mut(rq).insert_time = *now;
             self.trace(out, now, b'I', TraceSrc::Rq(rq), 0);
         }
-        if cpus.on && self.elevator.is_some() && !list.is_empty() {
+        if cpus.is_on() && self.elevator.is_some() && !list.is_empty() {
             let cpu = self.pool.get(list[0]).cpu;
-            let one = cpus.costs.elv(cpus.costs.elv_insert_ns);
+            let one = cpus.costs().elv(cpus.costs().elv_insert_ns);
             if self.elv_lock_per_insert {
                 for _ in 0..list.len() {
                     let _ = cpus.elv_hold(cpu, now, one, ElvHook::Insert);

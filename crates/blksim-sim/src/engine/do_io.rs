@@ -429,12 +429,12 @@ impl Sim {
                 self.tasks[t].in_syscall = InSyscall::AsleepOnTag;
                 return;
             }
-            if self.cpus.task_parked.take() == Some(task_id) {
+            if self.cpus.take_parked() == Some(task_id) {
                 // A dispatch run inside this syscall yielded; the task waits for it.
                 self.tasks[t].in_syscall = InSyscall::Yielded;
                 return;
             }
-            if self.cpus.on
+            if self.cpus.is_on()
                 && self.clk > self.ctx_ev
                 && (self.tasks[t].submit_cursor.map(|c| c.0 < nr) == Some(true)
                     || self.tasks[t].plugging)
@@ -455,7 +455,7 @@ impl Sim {
                 &mut self.clk,
                 &mut self.out,
             );
-            if self.cpus.task_parked.take() == Some(task_id) {
+            if self.cpus.take_parked() == Some(task_id) {
                 self.end_commit(t);
                 self.tasks[t].in_syscall = InSyscall::Yielded;
                 return;
