@@ -268,9 +268,7 @@ impl Sim {
                 start: now,
                 issue: now,
                 parts_left: 0,
-                sync: false,
-                end_fsync: false,
-                datasync: false,
+                sync: None,
                 dsync_flush: false,
                 error: false,
             });
@@ -541,14 +539,18 @@ impl Sim {
         // A task inside a synchronous fsync returns from it before it reaps anything else.
         if self.tasks[t].wait == Wait::SyncInFlight {
             let task = &mut self.tasks[t];
-            let Some(pos) = task.completed.iter().position(|&id| task.ious.get(id).sync) else {
+            let Some(pos) = task
+                .completed
+                .iter()
+                .position(|&id| task.ious.get(id).is_sync())
+            else {
                 return;
             };
             let id = task.completed.remove(pos);
             let io = task.ious.remove(id);
             task.wait = Wait::None;
             task.in_flight -= 1;
-            if !io.end_fsync {
+            if !io.is_end_fsync() {
                 task.syncs_out -= 1;
             }
             // fio's `io_completed`: a sync sets `last_was_sync` whether or not it failed, or
@@ -556,9 +558,9 @@ impl Sim {
             task.last_was_sync = true;
             if io.error {
                 self.io_error(t, &io);
-            } else if !io.end_fsync {
+            } else if !io.is_end_fsync() {
                 task.stats
-                    .record_sync(now, now.saturating_sub(io.start), !io.datasync);
+                    .record_sync(now, now.saturating_sub(io.start), !io.is_datasync());
             }
             self.pump(t, now);
         }
@@ -597,20 +599,20 @@ impl Sim {
         for i in 0..n {
             let id = task.completed[i];
             let io = task.ious.remove(id);
-            if io.sync && !io.end_fsync {
+            if io.is_sync() && !io.is_end_fsync() {
                 task.syncs_out -= 1;
             }
-            if io.sync && !io.error {
-                if !io.end_fsync {
+            if io.is_sync() && !io.error {
+                if !io.is_end_fsync() {
                     task.stats
-                        .record_sync(now, now.saturating_sub(io.start), !io.datasync);
+                        .record_sync(now, now.saturating_sub(io.start), !io.is_datasync());
                 }
                 task.last_was_sync = true;
                 task.end_sync_wait();
             } else if io.error {
                 // fio's `io_completed` sets `last_was_sync` before it looks at the error.
-                task.last_was_sync = io.sync;
-                if io.sync {
+                task.last_was_sync = io.is_sync();
+                if io.is_sync() {
                     task.end_sync_wait();
                 }
                 failed.push(io);
@@ -651,7 +653,7 @@ impl Sim {
         }
         self.io_errors += 1;
         let task = &mut self.tasks[t];
-        let etype = if io.ddir == Ddir::Read && !io.sync {
+        let etype = if io.ddir == Ddir::Read && !io.is_sync() {
             1
         } else {
             2
@@ -668,7 +670,7 @@ impl Sim {
             self.fatal_errors.push(IoErrorRecord {
                 task: t,
                 ddir: io.ddir,
-                sync: io.sync,
+                sync: io.is_sync(),
                 offset: io.offset,
                 len: io.len,
             });

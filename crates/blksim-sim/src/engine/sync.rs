@@ -18,9 +18,7 @@ impl Sim {
             start: now,
             issue: now,
             parts_left: 1,
-            sync: true,
-            end_fsync: kind == SyncKind::EndFsync,
-            datasync: kind == SyncKind::Fdatasync,
+            sync: Some(kind),
             dsync_flush: false,
             error: false,
         });
@@ -91,9 +89,11 @@ impl Sim {
             start: now,
             issue: now,
             parts_left: 1,
-            sync: true,
-            end_fsync: false,
-            datasync: kind == SyncKind::Fdatasync,
+            // Counted as a sync when reaped, whatever asked for it.
+            sync: Some(match kind {
+                SyncKind::EndFsync => SyncKind::Fsync,
+                k => k,
+            }),
             dsync_flush: false,
             error: false,
         });
@@ -118,7 +118,7 @@ impl Sim {
             let task = &mut self.tasks[t];
             let id = task.completed[i];
             let io = task.ious.get_mut(id);
-            if io.sync || io.dsync_flush || io.ddir != Ddir::Write {
+            if io.is_sync() || io.dsync_flush || io.ddir != Ddir::Write {
                 i += 1;
                 continue;
             }

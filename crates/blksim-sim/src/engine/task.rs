@@ -49,14 +49,11 @@ pub(crate) struct IoUnit {
     pub(crate) start: Ns,
     pub(crate) issue: Ns,
     pub(crate) parts_left: u32,
-    /// A flush for fsync (`DDIR_SYNC`).
-    pub(crate) sync: bool,
-    /// `end_fsync`: fio's `fio_file_fsync` at the end of the job is a plain fsync(2), not an
-    /// io_u, so it is not in the sync statistics.
-    pub(crate) end_fsync: bool,
-    /// An fdatasync (`DDIR_DATASYNC`): in the sync latency, not in `sync.total_ios`, which
-    /// counts `DDIR_SYNC` only.
-    pub(crate) datasync: bool,
+    /// A flush, and which: an fsync (`DDIR_SYNC`), an fdatasync (`DDIR_DATASYNC`: in the
+    /// sync latency, not in `sync.total_ios`, which counts `DDIR_SYNC` only), or `end_fsync`
+    /// (fio's `fio_file_fsync` at the end of the job is a plain fsync(2), not an io_u, so it
+    /// is not in the sync statistics). None for data.
+    pub(crate) sync: Option<SyncKind>,
     /// The block layer ended it with an error (EIO).
     pub(crate) error: bool,
     /// A write of a synchronous engine on an O_SYNC/O_DSYNC file whose data is done: the
@@ -171,6 +168,18 @@ pub(crate) struct Task {
     pub(crate) error: i32,
     pub(crate) total_err_count: u64,
     pub(crate) first_error: i32,
+}
+
+impl IoUnit {
+    pub(crate) fn is_sync(&self) -> bool {
+        self.sync.is_some()
+    }
+    pub(crate) fn is_end_fsync(&self) -> bool {
+        self.sync == Some(SyncKind::EndFsync)
+    }
+    pub(crate) fn is_datasync(&self) -> bool {
+        self.sync == Some(SyncKind::Fdatasync)
+    }
 }
 
 impl Task {
