@@ -12,7 +12,8 @@
 //! one-line note to [`JobSpec::notes`].
 
 use crate::spec::{
-    BsSpec, BsSplit, IoEngine, JobSpec, RandomDistribution, RwPattern, SizeOrPct, Zone, ZoneAbs,
+    BsSpec, BsSplit, CpusAllowedPolicy, IoEngine, JobSpec, RandomDistribution, RwPattern,
+    SizeOrPct, Zone, ZoneAbs,
 };
 use crate::value::{
     parse_bool, parse_float, parse_range, parse_signed_size, parse_size, parse_size_or_pct,
@@ -218,6 +219,13 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("name", &[], T::Str, "", C::Job, "Name of this job", set_name),
     m("description", &[], T::Str, "", C::Job, "Text job description", set_description),
     m("numjobs", &[], T::Int, "1", C::Job, "Duplicate this job this many times", set_numjobs),
+    m("cpumask", &[], T::Int, "", C::Job, "CPU affinity mask", set_cpumask),
+    m("cpus_allowed", &[], T::Str, "", C::Job, "Set CPUs allowed", set_cpus_allowed),
+    m("cpus_allowed_policy", &[], T::Str, "shared", C::Job,
+      "Distribution policy for cpus_allowed", set_cpus_allowed_policy).vals(&[
+        ("shared", "Mask shared between threads"),
+        ("split", "Mask split between threads"),
+    ]).prio(1),
     m("stonewall", &["wait_for_previous"], T::Flag, "", C::Job,
       "Insert a hard barrier between this job and previous", set_stonewall),
     m("new_group", &[], T::Flag, "", C::Job, "Mark the start of a new group (for reporting)",
@@ -489,9 +497,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("atomic", C::File, "Use atomic writes (O_DIRECT + RWF_ATOMIC)"),
     unm("block_error_percentiles", C::Reporting, "Record trim block errors and make a histogram"),
     // ---- accepted, no meaning in a simulation ---------------------------------------------
-    ign("cpus_allowed", "Set CPUs allowed"),
-    ign("cpus_allowed_policy", "Distribution policy for cpus_allowed"),
-    ign("cpumask", "CPU affinity mask"),
     ign("numa_cpu_nodes", "NUMA CPU nodes bind"),
     ign("numa_mem_policy", "NUMA memory policy setup"),
     ign("invalidate", "Invalidate buffer/page cache prior to running job"),
@@ -789,6 +794,67 @@ fn set_name(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), Stri
 
 fn set_description(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.description = Some(v.trim().to_string());
+    Ok(())
+}
+
+/// fio's `FIO_MAX_CPUS` on Linux (`CPU_SETSIZE`): the largest CPU list fio accepts.
+const FIO_MAX_CPUS: u32 = 1024;
+
+/// `str_cpumask_cb`: bits 0..31 of an integer are CPUs. Whether each exists on the platform
+/// is checked when the simulation is set up (fio checks `cpus_configured()` while parsing).
+fn set_cpumask(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let n = parse_uint(v, j.kb_base, u64::MAX)?;
+    let cpus: Vec<u32> = (0..32).filter(|i| n & (1u64 << i) != 0).collect();
+    if cpus.is_empty() {
+        return Err("no CPUs set (the mask is 0)".into());
+    }
+    j.cpus_allowed = Some(cpus);
+    Ok(())
+}
+
+/// `set_cpus_allowed`: a comma list of CPUs and `a-b` ranges (`0-3,6`).
+fn set_cpus_allowed(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let mut cpus = Vec::new();
+    for part in v.trim().split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            // fio stops at an empty element (`strsep` gives "").
+            break;
+        }
+        let num = |t: &str| -> Result<u32, String> {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("invalid CPU '{}' in '{part}' (expected N or N-M)", t.trim()))
+        };
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if a > b {
+            return Err(format!("empty CPU range '{part}' ({a} > {b})"));
+        }
+        if b >= FIO_MAX_CPUS {
+            return Err(format!(
+                "CPU {b} too large: fio supports up to {FIO_MAX_CPUS} CPUs"
+            ));
+        }
+        cpus.extend(a..=b);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    if cpus.is_empty() {
+        return Err("no CPUs set".into());
+    }
+    j.cpus_allowed = Some(cpus);
+    Ok(())
+}
+
+fn set_cpus_allowed_policy(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.cpus_allowed_policy = match v.trim() {
+        "shared" => CpusAllowedPolicy::Shared,
+        "split" => CpusAllowedPolicy::Split,
+        t => return Err(format!("invalid value '{t}' (expected shared or split)")),
+    };
     Ok(())
 }
 

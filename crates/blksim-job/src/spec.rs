@@ -220,6 +220,11 @@ pub struct JobSpec {
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub numjobs: u32,
+    /// `cpumask` / `cpus_allowed` (the last given wins, as both set fio's `o->cpumask`): the
+    /// CPUs the job's threads may run on, ascending. None: no affinity.
+    pub cpus_allowed: Option<Vec<u32>>,
+    /// `cpus_allowed_policy`.
+    pub cpus_allowed_policy: CpusAllowedPolicy,
     pub iodepth: u32,
     /// 0 means `iodepth` (fio semantics).
     pub iodepth_batch_submit: u32,
@@ -310,6 +315,17 @@ pub struct JobSpec {
     pub io_submit_offload: bool,
 }
 
+/// fio's `cpus_allowed_policy`: how a job's clones use its CPU set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CpusAllowedPolicy {
+    /// `shared`: every clone may run on any CPU of the set (`FIO_CPUS_SHARED`).
+    #[default]
+    Shared,
+    /// `split`: clone with `thread_number` n runs on the set's CPU number
+    /// `(n - 1) % count` only (`fio_cpus_split`).
+    Split,
+}
+
 impl Default for JobSpec {
     fn default() -> Self {
         JobSpec {
@@ -336,6 +352,8 @@ impl Default for JobSpec {
             filename: None,
             directory: None,
             numjobs: 1,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpusAllowedPolicy::Shared,
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,

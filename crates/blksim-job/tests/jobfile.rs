@@ -387,12 +387,13 @@ fn percentiles_and_reporting() {
 
 #[test]
 fn ignored_options_add_one_note_each() {
-    let s = parse("[global]\ncpus_allowed=0-3\n[a]\ncpus_allowed=1\nwrite_bw_log\nflow=2\nrandom_generator=lfsr\n[b]\n");
+    let s =
+        parse("[global]\nnice=0\n[a]\nnice=1\nwrite_bw_log\nflow=2\nrandom_generator=lfsr\n[b]\n");
     let a = &s.jobs[0];
     assert_eq!(
         a.notes
             .iter()
-            .filter(|n| n.contains("'cpus_allowed' has no meaning in a simulation"))
+            .filter(|n| n.contains("'nice' has no meaning in a simulation"))
             .count(),
         1
     );

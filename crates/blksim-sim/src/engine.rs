@@ -54,6 +54,31 @@ enum Ev {
     TaskSubmitCont(u32),
 }
 
+/// The CPU clone `i` (fio's `thread_number - 1`, counted over all jobs) runs on. Without an
+/// affinity, clone i on CPU i mod nr_cpus. With `cpus_allowed`/`cpumask`, `split` is fio's
+/// `fio_cpus_split`: the set's CPU number `i % count`. With `shared` the scheduler chooses
+/// within the set; the model does not migrate tasks and places clone i where load balancing
+/// spreads threads over the set, which is the same CPU.
+fn job_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, String> {
+    let nr_cpus = nr_cpus.max(1);
+    let Some(set) = &spec.cpus_allowed else {
+        return Ok((i % nr_cpus as usize) as u16);
+    };
+    // fio: "CPU %d too large (max=%ld)" against the CPUs configured; here the platform's.
+    if let Some(&c) = set.iter().find(|&&c| c >= nr_cpus as u32) {
+        return Err(spec
+            .error_at(
+                &["cpus_allowed", "cpumask"],
+                format!(
+                    "CPU {c} too large (max={}): the platform has {nr_cpus} CPUs (platform.nr_cpus)",
+                    nr_cpus - 1
+                ),
+            )
+            .to_string());
+    }
+    Ok(set[i % set.len()] as u16)
+}
+
 impl Ev {
     fn digest_words(self) -> (u64, u64) {
         match self {
@@ -257,7 +282,7 @@ impl Sim {
                 spec: *spec_idx,
                 name: spec.name.clone(),
                 groupid: *groupid,
-                cpu: (i % platform.nr_cpus.max(1) as usize) as u16,
+                cpu: job_cpu(spec, i, platform.nr_cpus)?,
                 gen: Some(gen),
                 depth,
                 batch_submit: batch_submit.max(1),

@@ -65,7 +65,7 @@ use std::collections::BTreeMap;
 /// Platform parameters (`platform.*` in a profile): key, unit, default, meaning, source.
 /// Every cost defaults to 0 (the ideal platform).
 pub const PLATFORM_PARAMS: &[ParamDef] = &[
-    ParamDef::new("nr_cpus", "count", "2", 1, 4096, "CPUs the jobs run on (job clone i on CPU i mod nr_cpus)", "blksim model"),
+    ParamDef::new("nr_cpus", "count", "2", 1, 4096, "CPUs the jobs run on (job clone i on CPU i mod nr_cpus, or on its cpus_allowed set)", "blksim model"),
     ParamDef::new("kblockd_wakeup_ns", "ns", "0", 0, MAX_STEP_NS, "delay before an asynchronous hardware-queue run (kblockd work item wake-up and context switch)", "blksim model; 0 on the ideal platform"),
     ParamDef::new("task_wakeup_ns", "ns", "0", 0, MAX_STEP_NS, "delay before a task woken from a tag wait runs again", "blksim model; 0 on the ideal platform"),
     ParamDef::new("syscall_ns", "ns", "0", 0, MAX_STEP_NS, "CPU time of one submit syscall's entry and exit (io_submit, io_uring_enter, pread/pwrite)", "blksim model"),
