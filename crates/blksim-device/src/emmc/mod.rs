@@ -10,7 +10,7 @@ pub mod params;
 
 pub use bus::{BusMode, BusTiming};
 pub use card::{Access, Card, CardCmd, CardConfig, CardOp, CardTiming, EmmcCard, Proto};
-pub use ftl::{AuFtl, Ftl, Nand, PageFtl};
+pub use ftl::{AuFtl, CardState, Ftl, Nand, PageFtl};
 pub use params::{
     check_known_keys, get_bool, get_enum, get_u32, get_u64, ParamDef, ParamLookup, ParamMap,
     CARD_PARAMS, HOST_PARAMS,
@@ -47,26 +47,39 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
     let bus = build_bus(p)?;
     let nand = build_nand(p)?;
     let capacity_bytes = get_u64(p, "card.capacity_mib")? << 20;
+    let state = CardState::parse(get_enum(p, "card.state")?)?;
     let ftl = match get_enum(p, "card.ftl")? {
-        "page" => Ftl::Page(PageFtl::new(
-            &nand,
-            capacity_bytes,
-            get_u64(p, "card.map_unit_kib")? * 1024,
-            get_u64(p, "card.op_pct")?,
-            get_u32(p, "card.gc_low_blocks")?,
-            get_u64(p, "card.prefill_pct")?,
-        )?),
+        "page" => {
+            let prefill = match state {
+                CardState::Used => get_u64(p, "card.prefill_pct")?,
+                CardState::Fresh | CardState::Steady => 0,
+            };
+            let mut f = PageFtl::new(
+                &nand,
+                capacity_bytes,
+                get_u64(p, "card.map_unit_kib")? * 1024,
+                get_u64(p, "card.op_pct")?,
+                get_u32(p, "card.gc_low_blocks")?,
+                prefill,
+            )?;
+            if state == CardState::Steady {
+                f.precondition_steady();
+            }
+            Ftl::Page(f)
+        }
         _ => {
             let au = get_u64(p, "card.au_kib")? * 1024;
-            Ftl::Au(
-                AuFtl::new(
-                    au,
-                    get_u32(p, "card.au_open")?,
-                    get_bool(p, "card.au_random_in_open")?,
-                    get_u64(p, "card.au_merge_fw_ns")?,
-                )
-                .with_gap_merge(get_bool(p, "card.au_gap_merge")?),
+            let mut f = AuFtl::new(
+                au,
+                get_u32(p, "card.au_open")?,
+                get_bool(p, "card.au_random_in_open")?,
+                get_u64(p, "card.au_merge_fw_ns")?,
             )
+            .with_gap_merge(get_bool(p, "card.au_gap_merge")?);
+            if state != CardState::Fresh {
+                f.open_elsewhere(capacity_bytes);
+            }
+            Ftl::Au(f)
         }
     };
     let cfg = CardConfig {

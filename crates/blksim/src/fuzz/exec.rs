@@ -217,6 +217,12 @@ impl Runner {
         let a = self.run_child(&args, timeout)?;
         let first = match classify(case, &a, timeout) {
             Verdict::Pass(p) => p,
+            // A refusal names the job file; its directory (a per-process temporary one by
+            // default) is left out so that the verdict is the same run to run.
+            Verdict::Rejected(m) => {
+                let dir = format!("{}/", file.parent().unwrap_or(Path::new("")).display());
+                return Ok(Verdict::Rejected(m.replace(&dir, "")));
+            }
             other => return Ok(other),
         };
         let b = self.run_child(&args, timeout)?;
