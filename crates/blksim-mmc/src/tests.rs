@@ -541,7 +541,9 @@ fn au_card_random_writes_pay_the_unit_rewrite() {
         .with("card.ftl", "au")
         .with("card.cache_kib", "0")
         .with("card.au_kib", "4096")
-        .with("card.au_open", "2");
+        .with("card.au_open", "2")
+        // The pattern's own cost: no unit left open by earlier use to merge first.
+        .with("card.state", "fresh");
     let run = |random: bool| {
         let mut h = H::new(&p);
         h.closed_loop = true;
