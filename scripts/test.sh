@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: checks that the repository needs nothing beside
 # it, installs what the tests need (the real blkparse/btt from Debian's `blktrace` package,
-# which the trace tests run, and Debian's `fio` 3.33 with fio_jsonplus_clat2csv, which the
-# live comparisons run), then runs every test of the workspace. CI runs this through .ci/run.
+# which the trace tests run, Debian's `fio` 3.33 with fio_jsonplus_clat2csv, which the live
+# comparisons run, and Debian's python3 with numpy and pandas, which fio's
+# fiologparser_hist.py needs to read blksim's histogram logs), then runs every test of the
+# workspace. CI runs this through .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,8 +38,11 @@ fi
 if ! command -v fio >/dev/null 2>&1 || ! command -v fio_jsonplus_clat2csv >/dev/null 2>&1; then
   missing+=(fio)
 fi
+if ! /usr/bin/python3 -c 'import numpy, pandas' >/dev/null 2>&1; then
+  missing+=(python3-numpy python3-pandas)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "scripts/test.sh: installing ${missing[*]} (blktrace: blkparse and btt for the trace tests; fio: the live comparisons with fio)" >&2
+  echo "scripts/test.sh: installing ${missing[*]} (blktrace: blkparse and btt for the trace tests; fio: the live comparisons with fio; numpy, pandas: fio's fiologparser_hist.py)" >&2
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq

@@ -15,7 +15,7 @@ use crate::error::{ParseError, COMMAND_LINE};
 use crate::jobfile::{
     apply_opts, is_global_name, replace_keywords, Builder, Keywords, RawOpt, Section,
 };
-use crate::options::{finalize, find_option, unknown_option_message, Support};
+use crate::options::{finalize, find_option, unknown_option_message, OptType, Support};
 use crate::spec::JobSet;
 
 /// One fio option from the command line.
@@ -62,7 +62,10 @@ pub fn split_cli_options(args: &[String]) -> (Vec<CliOption>, Vec<(usize, String
         match parsed {
             Some((d, key, mut value)) => {
                 let idx = i;
-                let wants_value = !d.kind.bare_ok() && d.support == Support::Modelled;
+                // fio's getopt takes the next argument as the value of any option but a
+                // bool or a bare flag (`write_bw_log` too: `--write_bw_log foo`).
+                let wants_value = (!d.kind.bare_ok() || d.kind == OptType::OptStr)
+                    && d.support == Support::Modelled;
                 if value.is_none() && wants_value && i + 1 < args.len() {
                     value = Some(args[i + 1].clone());
                     i += 1;

@@ -39,6 +39,9 @@ pub enum OptType {
     FloatList,
     /// A bare key (`FIO_OPT_STR_SET`); `=0`/`=1` also accepted.
     Flag,
+    /// Text that may also be left out (`FIO_OPT_STR` whose callback takes a NULL string:
+    /// `write_bw_log` alone names the log after the job). A bare key gives "".
+    OptStr,
 }
 
 impl OptType {
@@ -53,11 +56,12 @@ impl OptType {
             OptType::Bool => "boolean value (opt=1)",
             OptType::FloatList => "list of floating point values separated by ':' (opt=5.9:7.8)",
             OptType::Flag => "no argument (opt)",
+            OptType::OptStr => "string (opt=bla), or no argument (opt)",
         }
     }
     /// Whether a bare key (no `=value`) is meaningful: it means 1.
     pub fn bare_ok(self) -> bool {
-        matches!(self, OptType::Bool | OptType::Flag)
+        matches!(self, OptType::Bool | OptType::Flag | OptType::OptStr)
     }
 }
 
@@ -219,6 +223,31 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("name", &[], T::Str, "", C::Job, "Name of this job", set_name),
     m("description", &[], T::Str, "", C::Job, "Text job description", set_description),
     m("numjobs", &[], T::Int, "1", C::Job, "Duplicate this job this many times", set_numjobs),
+    // ---- log files (fio's iolog.c / stat.c) -----------------------------------------------
+    m("write_bw_log", &[], T::OptStr, "", C::Reporting, "Write log of bandwidth during run", set_write_bw_log),
+    m("write_lat_log", &[], T::OptStr, "", C::Reporting, "Write log of latency during run", set_write_lat_log),
+    m("write_iops_log", &[], T::OptStr, "", C::Reporting, "Write log of IOPS during run", set_write_iops_log),
+    m("write_hist_log", &[], T::OptStr, "", C::Reporting, "Write log of latency histograms during run",
+      set_write_hist_log),
+    m("log_avg_msec", &[], T::Int, "0", C::Reporting, "Average bw/iops/lat logs over this period of time",
+      set_log_avg_msec),
+    m("log_hist_msec", &[], T::Int, "0", C::Reporting,
+      "Dump completion latency histograms at frequency of this time value", set_log_hist_msec),
+    m("log_hist_coarseness", &[], T::Int, "0", C::Reporting,
+      "Integer in range [0,6]. Higher coarseness outputs fewer histogram bins per sample",
+      set_log_hist_coarseness),
+    m("log_max_value", &[], T::Bool, "0", C::Reporting, "Log max sample in a window instead of average",
+      set_log_max_value),
+    m("log_offset", &[], T::Bool, "0", C::Reporting, "Include offset of IO for each log entry",
+      set_log_offset),
+    m("log_prio", &[], T::Bool, "0", C::Reporting, "Include priority value of IO for each log entry",
+      set_log_prio),
+    m("per_job_logs", &[], T::Bool, "1", C::Reporting, "Include job number in generated log files or not",
+      set_per_job_logs),
+    m("bwavgtime", &[], T::Int, "500", C::Reporting,
+      "Time window over which to calculate bandwidth (msec)", set_bwavgtime),
+    m("iopsavgtime", &[], T::Int, "500", C::Reporting, "Time window over which to calculate IOPS (msec)",
+      set_iopsavgtime),
     m("cpumask", &[], T::Int, "", C::Job, "CPU affinity mask", set_cpumask),
     m("cpus_allowed", &[], T::Str, "", C::Job, "Set CPUs allowed", set_cpus_allowed),
     m("cpus_allowed_policy", &[], T::Str, "shared", C::Job,
@@ -518,17 +547,7 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("dedupe_mode", "Mode for the deduplication buffer generation"),
     ign("dedupe_working_set_percentage", "Dedupe working set size in percentages from file or device size"),
     ign("disk_util", "Log disk utilization statistics"),
-    ign("write_bw_log", "Write log of bandwidth during run"),
-    ign("write_lat_log", "Write log of latency during run"),
-    ign("write_iops_log", "Write log of IOPS during run"),
-    ign("write_hist_log", "Write log of latency histograms during run"),
     ign("write_iolog", "Store IO pattern to file"),
-    ign("log_avg_msec", "Average bw/iops/lat logs over this period of time"),
-    ign("log_hist_msec", "Dump completion latency histograms at frequency of this time value"),
-    ign("log_hist_coarseness", "Integer in range [0,6]. Higher coarseness outputs fewer histogram bins per sample"),
-    ign("log_max_value", "Log max sample in a window instead of average"),
-    ign("log_offset", "Include offset of IO for each log entry"),
-    ign("log_prio", "Include priority value of IO for each log entry"),
     ign("log_issue_time", "Include issue time of IO for each log entry"),
     ign("log_compression", "Log in compressed chunks of this size"),
     ign("log_compression_cpus", "Limit log compression to these CPUs"),
@@ -537,7 +556,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("log_alternate_epoch", "Use alternate epoch time in log files"),
     ign("log_alternate_epoch_clock_id", "If log_alternate_epoch is true, this option specifies the clock_id"),
     ign("log_entries", "Initial number of entries in a job IO log"),
-    ign("per_job_logs", "Include job number in generated log files or not"),
     ign("exitall", "Terminate all jobs when one exits"),
     ign("exit_what", "Fine grained control for exitall"),
     ign("exitall_on_error", "Terminate all jobs when one exits in error"),
@@ -566,8 +584,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("cpuload", "Use this percentage of CPU (cpuio engine)"),
     ign("cpuchunks", "Length of the CPU burn cycles (usecs, cpuio engine)"),
     ign("cpumode", "How to load the CPU (cpuio engine)"),
-    ign("bwavgtime", "Time window over which to calculate bandwidth (msec)"),
-    ign("iopsavgtime", "Time window over which to calculate IOPS (msec)"),
     ign("uid", "Run job with this user ID"),
     ign("gid", "Run job with this group ID"),
     ign("cgroup", "Add job to cgroup of this name"),
@@ -705,6 +721,7 @@ pub(crate) fn apply_option(
 ) -> Result<(), String> {
     let v = match value {
         Some(v) => v,
+        None if opt.kind == OptType::OptStr => "",
         None if opt.kind.bare_ok() || opt.support != Support::Modelled => "1",
         None => return Err(format!("requires a value ({})", opt.kind.help())),
     };
@@ -794,6 +811,77 @@ fn set_name(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), Stri
 
 fn set_description(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.description = Some(v.trim().to_string());
+    Ok(())
+}
+
+/// `write_*_log`: a log name prefix, or the job's name when given bare (`make_log_name`).
+fn set_write_bw_log(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.bw = Some(v.trim().to_string());
+    Ok(())
+}
+
+fn set_write_lat_log(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.lat = Some(v.trim().to_string());
+    Ok(())
+}
+
+fn set_write_iops_log(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.iops = Some(v.trim().to_string());
+    Ok(())
+}
+
+fn set_write_hist_log(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.hist = Some(v.trim().to_string());
+    Ok(())
+}
+
+/// Log windows in ms, up to a day (fio takes any int; a longer window logs nothing).
+const MAX_LOG_MSEC: u64 = 86_400_000;
+
+fn set_log_avg_msec(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.avg_msec = parse_uint(v, j.kb_base, MAX_LOG_MSEC)?;
+    Ok(())
+}
+
+fn set_log_hist_msec(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.hist_msec = parse_uint(v, j.kb_base, MAX_LOG_MSEC)?;
+    Ok(())
+}
+
+fn set_log_hist_coarseness(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // fio: "Integer in range [0,6]".
+    j.logs.hist_coarseness = parse_uint(v, j.kb_base, 6)? as u32;
+    Ok(())
+}
+
+fn set_log_max_value(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.max_value = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_log_offset(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.offset = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_log_prio(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.prio = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_per_job_logs(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.logs.per_job = parse_bool(v)?;
+    Ok(())
+}
+
+/// `bwavgtime` / `iopsavgtime`: the bw and IOPS sampling windows, 1 ms to a day.
+fn set_bwavgtime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.bwavgtime_ms = u32_of(v, j.kb_base, 1, MAX_LOG_MSEC)? as u64;
+    Ok(())
+}
+
+fn set_iopsavgtime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.iopsavgtime_ms = u32_of(v, j.kb_base, 1, MAX_LOG_MSEC)? as u64;
     Ok(())
 }
 

@@ -287,6 +287,11 @@ pub struct JobSpec {
     pub kb_base: u32,
     pub unit_base: u32,
     pub gtod_reduce: bool,
+    /// `bwavgtime` / `iopsavgtime` in ms.
+    pub bwavgtime_ms: u64,
+    pub iopsavgtime_ms: u64,
+    /// fio's per-job log files.
+    pub logs: LogSpec,
     /// `unified_rw_reporting`: "none", "mixed", "both".
     pub unified_rw_reporting: String,
     /// `verify=` method name (None = off) and `do_verify`.
@@ -313,6 +318,51 @@ pub struct JobSpec {
     /// `io_submit_mode=offload`: submission follows the rate regardless of completions (the
     /// fixed-rate and poisson examples use it). false = `inline`, fio's default.
     pub io_submit_offload: bool,
+}
+
+/// fio's per-job log files: `write_bw_log`, `write_lat_log`, `write_iops_log`,
+/// `write_hist_log` and the `log_*` options that shape them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogSpec {
+    /// The log name prefix of each kind, if that log is written ("" = the job's name).
+    pub bw: Option<String>,
+    pub lat: Option<String>,
+    pub iops: Option<String>,
+    pub hist: Option<String>,
+    /// `log_avg_msec` (0 = one entry per I/O), `log_hist_msec` (0 = no histogram entries),
+    /// `log_hist_coarseness` (0..=6).
+    pub avg_msec: u64,
+    pub hist_msec: u64,
+    pub hist_coarseness: u32,
+    pub max_value: bool,
+    pub offset: bool,
+    pub prio: bool,
+    /// `per_job_logs`: the job's number in the file name.
+    pub per_job: bool,
+}
+
+impl Default for LogSpec {
+    fn default() -> Self {
+        LogSpec {
+            bw: None,
+            lat: None,
+            iops: None,
+            hist: None,
+            avg_msec: 0,
+            hist_msec: 0,
+            hist_coarseness: 0,
+            max_value: false,
+            offset: false,
+            prio: false,
+            per_job: true,
+        }
+    }
+}
+
+impl LogSpec {
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
 }
 
 /// fio's `cpus_allowed_policy`: how a job's clones use its CPU set.
@@ -398,6 +448,9 @@ impl Default for JobSpec {
             kb_base: 1024,
             unit_base: 0,
             gtod_reduce: false,
+            bwavgtime_ms: 500,
+            iopsavgtime_ms: 500,
+            logs: LogSpec::default(),
             unified_rw_reporting: "none".into(),
             verify: None,
             do_verify: true,

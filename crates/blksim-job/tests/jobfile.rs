@@ -388,7 +388,7 @@ fn percentiles_and_reporting() {
 #[test]
 fn ignored_options_add_one_note_each() {
     let s =
-        parse("[global]\nnice=0\n[a]\nnice=1\nwrite_bw_log\nflow=2\nrandom_generator=lfsr\n[b]\n");
+        parse("[global]\nnice=0\n[a]\nnice=1\ndisk_util=1\nflow=2\nrandom_generator=lfsr\n[b]\n");
     let a = &s.jobs[0];
     assert_eq!(
         a.notes
@@ -397,7 +397,7 @@ fn ignored_options_add_one_note_each() {
             .count(),
         1
     );
-    assert!(a.notes.iter().any(|n| n.contains("'write_bw_log'")));
+    assert!(a.notes.iter().any(|n| n.contains("'disk_util'")));
     assert!(a.notes.iter().any(|n| n.contains("'flow' is not modelled")));
     assert!(a.notes.iter().any(|n| n.contains("lfsr")));
     assert_eq!(

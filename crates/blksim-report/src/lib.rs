@@ -5,12 +5,14 @@
 //!   ([`JobStats::record_io`] and friends), and group_reporting merges.
 //! * [`report`]: the report model ([`RunReport`]) the writers print.
 //! * [`normal`] / [`json`]: fio 3.33's normal and JSON/JSON+ layouts, byte for byte.
+//! * [`log`]: fio's per-job log files (bw, lat, iops, clat histogram), streamed.
 //!
 //! Nothing here reads the wall clock: the timestamps and ctime strings fio prints come
 //! from the caller, and pids are deterministic ([`report::FAKE_PID_BASE`]).
 
 pub mod hist;
 pub mod json;
+pub mod log;
 pub mod normal;
 pub mod num2str;
 pub mod report;
@@ -23,4 +25,6 @@ pub use num2str::{num2str, N2sUnit};
 pub use report::{
     DiskUtil, GroupRunStats, JobHeader, JobReport, RunReport, UnitBase, FAKE_PID_BASE, FIO_VERSION,
 };
-pub use stats::{DirStats, JobStats, LatStat, StatsOptions, DDIR_READ, DDIR_TRIM, DDIR_WRITE};
+pub use stats::{
+    DirStats, JobStats, LatStat, StatsOptions, WindowSample, DDIR_READ, DDIR_TRIM, DDIR_WRITE,
+};

@@ -53,6 +53,14 @@ pub struct StatsOptions {
     pub ramp_ns: u64,
     /// `stats=0` turns all collection off.
     pub stats: bool,
+    /// A per-I/O bandwidth / IOPS log (`write_bw_log` / `write_iops_log` with no averaging
+    /// window, fio's `per_unit_log`): fio then samples bw and IOPS per I/O
+    /// (`add_bw_sample`: bytes × 10^6 / clat ns; `add_iops_sample`: 1) instead of per window,
+    /// and the report's bw / IOPS statistics are those samples.
+    pub bw_per_io: bool,
+    pub iops_per_io: bool,
+    /// Keep each bw / IOPS window's rates in [`JobStats::window_log`] for a windowed log.
+    pub keep_windows: bool,
 }
 
 impl Default for StatsOptions {
@@ -72,6 +80,9 @@ impl Default for StatsOptions {
             iopsavgtime_ms: 500,
             ramp_ns: 0,
             stats: true,
+            bw_per_io: false,
+            iops_per_io: false,
+            keep_windows: false,
         }
     }
 }
@@ -362,6 +373,19 @@ pub struct JobStats {
     iops_pending: PendingWindow,
     finished: bool,
     sample_window_ops: u64,
+    /// With `keep_windows`: the window rates committed since the caller last drained it.
+    pub window_log: Vec<WindowSample>,
+}
+
+/// One bw or IOPS window's rate for one direction, as the helper thread logs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowSample {
+    pub is_bw: bool,
+    /// End of the window, ns of virtual time.
+    pub end_ns: u64,
+    pub ddir: usize,
+    /// KiB/s or I/Os per second.
+    pub value: u64,
 }
 
 impl JobStats {
@@ -406,6 +430,7 @@ impl JobStats {
             iops_pending: PendingWindow::default(),
             finished: false,
             sample_window_ops: 0,
+            window_log: Vec::new(),
             opts: o,
         }
     }
@@ -441,6 +466,14 @@ impl JobStats {
         }
         d.io_bytes += bytes;
         d.total_ios += 1;
+        // `account_io_completion` with a per-I/O bw / iops log.
+        if o.bw_per_io && !o.disable_bw {
+            let rate = (bytes * 1_000_000).checked_div(clat_ns).unwrap_or(0);
+            d.bw.add(rate);
+        }
+        if o.iops_per_io && !o.gtod_reduce {
+            d.iops.add(1);
+        }
         if !disable_clat {
             self.mark_latency(clat_ns);
         }
@@ -553,11 +586,12 @@ impl JobStats {
     /// others are empty and add no sample, so they are skipped in one step. The cost of a run
     /// follows its completions, not the simulated time between them (a 10^8 s thinktime).
     fn advance_samples(&mut self, now_ns: u64) {
-        if !self.opts.gtod_reduce && !self.opts.disable_bw {
+        // `calc_log_samples`: no window sampling where a per-I/O log samples instead.
+        if !self.opts.gtod_reduce && !self.opts.disable_bw && !self.opts.bw_per_io {
             let w = self.opts.bwavgtime_ms * 1_000_000;
             self.advance_windows(true, w, now_ns);
         }
-        if !self.opts.gtod_reduce {
+        if !self.opts.gtod_reduce && !self.opts.iops_per_io {
             let w = self.opts.iopsavgtime_ms * 1_000_000;
             self.advance_windows(false, w, now_ns);
         }
@@ -663,6 +697,14 @@ impl JobStats {
                     self.dir[ddir].bw.add(*v);
                 } else {
                     self.dir[ddir].iops.add(*v);
+                }
+                if self.opts.keep_windows {
+                    self.window_log.push(WindowSample {
+                        is_bw,
+                        end_ns: p.end_ns,
+                        ddir,
+                        value: *v,
+                    });
                 }
             }
         }

@@ -7,6 +7,7 @@
 //! `iodepth` says. All CPU work is instantaneous on the ideal platform.
 
 mod do_io;
+mod logs;
 mod sync;
 mod task;
 
@@ -190,6 +191,7 @@ pub struct Sim {
     elv_timer_at: Option<Ns>,
     kblockd_runs: u64,
     trace: Option<blksim_trace::BlktraceWriter>,
+    /// A blktrace or log file write failed: the run stops with it.
     trace_error: Option<String>,
     capacity_bytes: u64,
     max_events: u64,
@@ -238,6 +240,7 @@ impl Sim {
             return Err("device has zero capacity".into());
         }
         let mut tasks = Vec::with_capacity(clones.len());
+        let mut shared_logs = Vec::new();
         for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
             let spec = &specs[*spec_idx];
             // Semantic errors name the job file line (or command-line option) they concern.
@@ -261,6 +264,7 @@ impl Sim {
             let iodepth_low = spec.iodepth_low.unwrap_or(depth).min(depth);
             // fio's null engine is FIO_SYNCIO at iodepth=1 (`null_init`): no slat either.
             let is_sync_engine = spec.ioengine.is_sync() || (null_engine && spec.iodepth <= 1);
+            let samp = logs::sampling(spec);
             let opts = StatsOptions {
                 percentile_list: spec.percentile_list.clone(),
                 clat_percentiles: spec.clat_percentiles,
@@ -269,8 +273,15 @@ impl Sim {
                 record_slat: !is_sync_engine,
                 gtod_reduce: spec.gtod_reduce,
                 ramp_ns: spec.ramp_time_ns,
+                bwavgtime_ms: samp.bwavgtime_ms,
+                iopsavgtime_ms: samp.iopsavgtime_ms,
+                bw_per_io: samp.bw_per_io,
+                iops_per_io: samp.iops_per_io,
+                keep_windows: (spec.logs.bw.is_some() && !samp.bw_per_io)
+                    || (spec.logs.iops.is_some() && !samp.iops_per_io),
                 ..StatsOptions::default()
             };
+            let task_logs = logs::TaskLogs::open(spec, i + 1, &samp, &mut shared_logs)?;
             let mut delay_rng = streams.stream(&format!("job{i}.startdelay"));
             let (lo, hi) = spec.startdelay_ns;
             let start_delay = if hi > lo {
@@ -283,6 +294,7 @@ impl Sim {
                 name: spec.name.clone(),
                 groupid: *groupid,
                 cpu: job_cpu(spec, i, platform.nr_cpus)?,
+                logs: task_logs.map(Box::new),
                 gen: Some(gen),
                 depth,
                 batch_submit: batch_submit.max(1),

@@ -8,7 +8,15 @@ fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_blksim"));
     // Pin the wall-clock stamps so whole outputs can be compared byte for byte.
     c.env("BLKSIM_FAKE_TIME", "1795310737");
+    // Log files the corpus asks for (`write_bw_log`, ...) go to a scratch directory.
+    c.current_dir(scratch());
     c
+}
+
+fn scratch() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("blksim-test-{}-cwd", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
 
 /// The repository's job-file corpus (tests/jobs/README.md).

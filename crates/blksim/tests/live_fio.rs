@@ -50,14 +50,22 @@ fn fio() -> Command {
         "blksim follows fio 3.33 and these comparisons are against it; {INSTALL}"
     );
     let mut c = Command::new("fio");
-    c.env("CORPUS_BS", "8k");
+    c.env("CORPUS_BS", "8k").current_dir(scratch());
     c
+}
+
+/// Where both tools run: log files the corpus asks for land there.
+fn scratch() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("blksim-live-{}-cwd", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
 
 fn blksim() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_blksim"));
     c.env("BLKSIM_FAKE_TIME", "1795310737")
-        .env("CORPUS_BS", "8k");
+        .env("CORPUS_BS", "8k")
+        .current_dir(scratch());
     c
 }
 

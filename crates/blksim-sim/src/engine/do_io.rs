@@ -620,6 +620,27 @@ impl Sim {
                 let slat = io.issue.saturating_sub(io.start);
                 let clat = now.saturating_sub(io.issue);
                 task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+                if let Some(l) = task.logs.as_mut() {
+                    let ep = task.stats.start_ns;
+                    if task.stats.opts.stats && now >= ep {
+                        let ms = |t: Ns| t.saturating_sub(ep) / 1_000_000;
+                        l.io_done(
+                            &task.stats,
+                            ms(now),
+                            ms(io.issue),
+                            io.ddir.idx(),
+                            io.len,
+                            io.offset,
+                            slat,
+                            clat,
+                            task.stats.opts.record_slat,
+                        );
+                        if !task.stats.window_log.is_empty() {
+                            l.windows(&task.stats.window_log, ep);
+                            task.stats.window_log.clear();
+                        }
+                    }
+                }
                 task.last_was_sync = false;
             }
         }
@@ -683,6 +704,15 @@ impl Sim {
         task.state = TaskState::Done;
         task.end_ns = now;
         task.stats.finish(now);
+        if let Some(l) = task.logs.as_mut() {
+            let ep = task.stats.start_ns;
+            l.windows(&task.stats.window_log, ep);
+            task.stats.window_log.clear();
+            l.finish(now.saturating_sub(ep) / 1_000_000);
+            if let Some(e) = l.error.take() {
+                self.trace_error.get_or_insert(e);
+            }
+        }
         task.gen = None;
         // Start the jobs that waited for this one (stonewall).
         for i in 0..self.tasks.len() {

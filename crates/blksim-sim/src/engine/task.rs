@@ -67,6 +67,8 @@ pub(crate) struct Task {
     pub(crate) name: String,
     pub(crate) groupid: u32,
     pub(crate) cpu: u16,
+    /// fio's log files for this clone, if the job writes any.
+    pub(crate) logs: Option<Box<super::logs::TaskLogs>>,
     pub(crate) gen: Option<IoGen>,
     pub(crate) depth: u32,
     pub(crate) batch_submit: u32,

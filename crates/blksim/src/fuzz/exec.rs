@@ -155,9 +155,16 @@ pub struct RunOut {
 
 impl Runner {
     /// Run `blksim` with `args`, killing it after `timeout`.
-    pub fn run_child(&self, args: &[String], timeout: Duration) -> Result<RunOut, String> {
+    pub fn run_child(
+        &self,
+        args: &[String],
+        timeout: Duration,
+        cwd: &Path,
+    ) -> Result<RunOut, String> {
         let t0 = Instant::now();
+        // In the case's own directory: log files it asks for (`write_bw_log`, ...) land there.
         let mut child = Command::new(&self.exe)
+            .current_dir(cwd)
             .args(args)
             .env("BLKSIM_FAKE_TIME", FAKE_TIME)
             .stdin(Stdio::null())
@@ -210,11 +217,22 @@ impl Runner {
 
     /// Write the case's job file to `file` and check every invariant.
     pub fn check(&self, case: &Case, file: &Path) -> Result<Verdict, String> {
+        let cwd = file.with_extension("d");
+        let v = self.check_in(case, file, &cwd);
+        // What the runs wrote (log files) is kept with the job file of a failed case only.
+        if !matches!(v, Ok(Verdict::Fail(_))) {
+            let _ = std::fs::remove_dir_all(&cwd);
+        }
+        v
+    }
+
+    fn check_in(&self, case: &Case, file: &Path, cwd: &Path) -> Result<Verdict, String> {
         std::fs::write(file, case.job_text())
             .map_err(|e| format!("writing {}: {e}", file.display()))?;
+        std::fs::create_dir_all(cwd).map_err(|e| format!("creating {}: {e}", cwd.display()))?;
         let args = case.run_args(file);
         let timeout = self.cost.timeout(case.max_events);
-        let a = self.run_child(&args, timeout)?;
+        let a = self.run_child(&args, timeout, cwd)?;
         let first = match classify(case, &a, timeout) {
             Verdict::Pass(p) => p,
             // A refusal names the job file; its directory (a per-process temporary one by
@@ -225,7 +243,7 @@ impl Runner {
             }
             other => return Ok(other),
         };
-        let b = self.run_child(&args, timeout)?;
+        let b = self.run_child(&args, timeout, cwd)?;
         let second = match classify(case, &b, timeout) {
             Verdict::Pass(p) => p,
             Verdict::Fail(f) => {

@@ -745,6 +745,9 @@ fn draw_generic(r: &mut Rng, o: &OptionDesc, cx: &JobCtx) -> Option<Option<Strin
             Some(format!("{a}-{b}"))
         }
         OptType::FloatList => Some("50:99".to_string()),
+        // The log-file options write files where the case runs (tests run cases in-process,
+        // in the test's directory); crates/blksim/tests/logs.rs covers them.
+        OptType::OptStr => return None,
         // Accepted-but-ignored options take anything; a modelled free-text option needs a
         // drawer of its own.
         OptType::Str if o.support != Support::Modelled => Some("1".to_string()),

@@ -141,6 +141,9 @@ pub fn main(args: &[String]) -> Result<bool, String> {
         ),
     };
     std::fs::create_dir_all(&dir).map_err(|e| format!("fuzz: --dir={}: {e}", dir.display()))?;
+    // Children run in it, so the job files' paths must not depend on the working directory.
+    let dir =
+        std::fs::canonicalize(&dir).map_err(|e| format!("fuzz: --dir={}: {e}", dir.display()))?;
     let runner = Runner {
         exe: exe.clone(),
         dir: dir.clone(),

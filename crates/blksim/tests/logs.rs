@@ -1,0 +1,316 @@
+//! fio's log files (`write_bw_log`, `write_lat_log`, `write_iops_log`, `write_hist_log`):
+//! named, laid out and sampled as fio 3.33 does (stat.c, iolog.c), read by fio's own
+//! `fiologparser_hist.py`, and compared with what the real fio writes for the same job on its
+//! null engine. Debian's fio, and numpy and pandas for the parser, come from
+//! `scripts/test.sh`; without them these tests fail, they are never skipped.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use blksim_report::{plat_idx_to_val, plat_val_to_idx};
+use serde_json::Value;
+
+const INSTALL: &str = "scripts/test.sh installs it (Debian packages fio, python3-numpy, \
+                       python3-pandas)";
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("blksim-logs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `blksim run ARGS --output-format=json` in `dir` (where the logs land).
+fn run_in(dir: &Path, args: &[&str]) -> Value {
+    let o: Output = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .current_dir(dir)
+        .arg("run")
+        .args(args)
+        .arg("--output-format=json")
+        .output()
+        .expect("run blksim");
+    assert!(
+        o.status.success(),
+        "blksim {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("json report")
+}
+
+/// The lines of a log as rows of integers (hex priorities parsed too).
+fn rows(path: &Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            l.split(", ")
+                .map(|x| match x.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16).unwrap(),
+                    None => x.parse().unwrap_or_else(|_| panic!("{l}")),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn log_names(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log") || n.ends_with(".part"))
+        .collect()
+}
+
+/// Without `log_avg_msec` every I/O is a line: the latency in ns, bw as fio's
+/// `add_bw_sample` computes it (bytes × 10^6 / clat ns: 409600 for 4 KiB in null_blk's 10
+/// µs), 1 in the IOPS log, and fio's report then samples bw and IOPS per I/O too (IOPS mean
+/// 1, as the real fio reports with such a log).
+#[test]
+fn per_io_logs_have_a_line_per_io_with_fios_values() {
+    let d = tmpdir("unit");
+    let v = run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=j",
+            "--rw=randrw",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--size=64m",
+            "--number_ios=1000",
+            "--write_bw_log=b",
+            "--write_lat_log=l",
+            "--write_iops_log=i",
+            "--log_offset=1",
+        ],
+    );
+    assert_eq!(
+        log_names(&d),
+        [
+            "b_bw.1.log",
+            "i_iops.1.log",
+            "l_clat.1.log",
+            "l_lat.1.log",
+            "l_slat.1.log"
+        ]
+        .map(String::from)
+        .into(),
+    );
+    let j = &v["jobs"][0];
+    let n = |dd: &str| j[dd]["total_ios"].as_u64().unwrap();
+    let (reads, writes) = (n("read"), n("write"));
+    assert_eq!(reads + writes, 1000);
+    for (file, want) in [
+        ("b_bw.1.log", 409_600),
+        ("i_iops.1.log", 1),
+        ("l_lat.1.log", 10_000),
+        ("l_clat.1.log", 10_000),
+        ("l_slat.1.log", 0),
+    ] {
+        let r = rows(&d.join(file));
+        assert_eq!(r.len(), 1000, "{file}");
+        for row in &r {
+            // time, value, ddir, bs, offset, prio
+            assert_eq!(row.len(), 6, "{file}: {row:?}");
+            assert_eq!(row[1], want, "{file}: {row:?}");
+            assert!(row[2] <= 1 && row[3] == 4096 && row[4] % 4096 == 0 && row[4] < 64 << 20);
+        }
+        assert_eq!(
+            r.iter().filter(|x| x[2] == 0).count() as u64,
+            reads,
+            "{file}"
+        );
+    }
+    for dd in ["read", "write"] {
+        assert_eq!(j[dd]["iops_mean"].as_f64(), Some(1.0));
+        assert_eq!(j[dd]["iops_samples"].as_u64(), Some(n(dd)));
+        assert_eq!(j[dd]["bw_samples"].as_u64(), Some(n(dd)));
+        assert_eq!(j[dd]["bw_mean"].as_f64(), Some(409_600.0));
+    }
+}
+
+/// With `log_avg_msec=100` over a 1 s run, one line per direction and window: the bw and
+/// IOPS logs carry the same window rates the report's bw/IOPS statistics are made of, at
+/// multiples of the window, with block size 0; the latency logs the window means.
+#[test]
+fn windowed_logs_have_a_line_per_window() {
+    let d = tmpdir("window");
+    // Given bare in a job file, each log is named after the job. (On fio's command line a
+    // bare `--write_bw_log` takes the next argument as its name, as getopt does.)
+    std::fs::write(
+        d.join("w.fio"),
+        "[j]\nrw=randread\nbs=4k\nioengine=libaio\niodepth=4\nruntime=1\ntime_based\n\
+         write_bw_log\nwrite_iops_log\nwrite_lat_log\nlog_avg_msec=100\n",
+    )
+    .unwrap();
+    let v = run_in(&d, &["w.fio", "--device=null_blk"]);
+    let r = &v["jobs"][0]["read"];
+    for (file, samples) in [
+        ("j_bw.1.log", r["bw_samples"].as_u64().unwrap()),
+        ("j_iops.1.log", r["iops_samples"].as_u64().unwrap()),
+    ] {
+        let rows = rows(&d.join(file));
+        assert_eq!(
+            rows.len() as u64,
+            samples,
+            "{file}: a line per report sample"
+        );
+        // runtime / log_avg_msec windows; the one that ends with the job is not logged.
+        assert!((9..=10).contains(&rows.len()), "{file}: {}", rows.len());
+        for (k, row) in rows.iter().enumerate() {
+            assert_eq!(row[0], 100 * (k as u64 + 1), "{file}");
+            assert_eq!(row[3], 0, "{file}: windows log block size 0");
+        }
+        let mean = rows.iter().map(|x| x[1] as f64).sum::<f64>() / rows.len() as f64;
+        let key = if file.contains("bw") {
+            "bw_mean"
+        } else {
+            "iops_mean"
+        };
+        assert!((mean - r[key].as_f64().unwrap()).abs() < 1.0, "{file}");
+    }
+    let clat = rows(&d.join("j_clat.1.log"));
+    assert!((10..=11).contains(&clat.len()), "{}", clat.len());
+    assert!(clat.iter().all(|x| x[1] == 10_000 && x[0] % 100 == 0));
+}
+
+/// `per_job_logs=0`: the clones of a job share one file without the job number, each
+/// clone's lines in one piece.
+#[test]
+fn shared_logs_hold_every_clone_in_turn() {
+    let d = tmpdir("shared");
+    run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=j",
+            "--rw=randread",
+            "--numjobs=3",
+            "--number_ios=50",
+            "--size=8m",
+            "--write_lat_log=s",
+            "--per_job_logs=0",
+        ],
+    );
+    assert_eq!(
+        log_names(&d),
+        ["s_clat.log", "s_lat.log", "s_slat.log"]
+            .map(String::from)
+            .into()
+    );
+    let r = rows(&d.join("s_clat.log"));
+    assert_eq!(r.len(), 150);
+    // Three runs of non-decreasing time: one clone after the other.
+    let restarts = r.windows(2).filter(|w| w[1][0] < w[0][0]).count();
+    assert!(restarts <= 2, "{restarts}");
+}
+
+/// fio's `fiologparser_hist.py` (Debian's fio ships it) reads the clat histogram log and
+/// finds the percentiles the report gives, within the report value's histogram bucket.
+#[test]
+fn fiologparser_hist_reads_the_histogram_log() {
+    let d = tmpdir("hist");
+    let v = run_in(
+        &d,
+        &[
+            "--device=emmc-hbg4a2",
+            "--name=j",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--runtime=2",
+            "--time_based",
+            "--write_hist_log=h",
+            "--log_hist_msec=100",
+        ],
+    );
+    let gz = "/usr/share/doc/fio/fiologparser_hist.py.gz";
+    let script = d.join("fiologparser_hist.py");
+    let z = Command::new("gzip")
+        .args(["-dc", gz])
+        .output()
+        .unwrap_or_else(|e| panic!("gzip: {e}"));
+    assert!(z.status.success(), "{gz} is missing; {INSTALL}");
+    std::fs::write(&script, &z.stdout).unwrap();
+    // Debian's python3 (with its numpy and pandas), whatever python3 is first on PATH.
+    let o = Command::new("/usr/bin/python3")
+        .current_dir(&d)
+        .arg(&script)
+        .args(["-i", "100000", "--noweight", "--percentiles", "50:90:99"])
+        .arg("h_clat_hist.1.log")
+        .output()
+        .unwrap_or_else(|e| panic!("/usr/bin/python3: {e}; {INSTALL}"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "fiologparser_hist.py: {}; {INSTALL}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // end-time, samples, min, avg, median, 50%, 90%, 99%, max
+    let f: Vec<f64> = out
+        .lines()
+        .nth(1)
+        .expect("one interval")
+        .split(", ")
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let r = &v["jobs"][0]["read"];
+    assert_eq!(
+        f[1] as u64,
+        r["total_ios"].as_u64().unwrap(),
+        "every I/O logged"
+    );
+    let p = &r["clat_ns"]["percentile"];
+    for (col, key) in [(5, "50.000000"), (6, "90.000000"), (7, "99.000000")] {
+        let want = p[key].as_u64().unwrap();
+        let i = plat_val_to_idx(want);
+        let width = plat_idx_to_val(i + 1) - plat_idx_to_val(i);
+        assert!(
+            (f[col] - want as f64).abs() <= width as f64,
+            "p{key}: parser {} report {want} (bucket width {width})",
+            f[col]
+        );
+    }
+}
+
+/// The real fio, on its null engine, writes the same files with the same number of lines and
+/// columns for the same per-I/O job (values differ: its I/Os take no time).
+#[test]
+fn real_fio_writes_the_same_files() {
+    let args = [
+        "--name=j",
+        "--rw=randrw",
+        "--bs=4k",
+        "--iodepth=4",
+        "--size=64m",
+        "--number_ios=500",
+        "--write_bw_log=b",
+        "--write_lat_log=l",
+        "--write_iops_log=i",
+        "--write_hist_log=h",
+        "--log_offset=1",
+        "--log_prio=1",
+    ];
+    let ds = tmpdir("vs-sim");
+    run_in(
+        &ds,
+        &[&["--device=null_blk", "--ioengine=libaio"], &args[..]].concat(),
+    );
+    let df = tmpdir("vs-fio");
+    let o = Command::new("fio")
+        .current_dir(&df)
+        .args(args)
+        .args(["--ioengine=null", "--output-format=json"])
+        .output()
+        .unwrap_or_else(|e| panic!("real fio: {e}; {INSTALL}"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(log_names(&ds), log_names(&df));
+    for name in log_names(&df) {
+        let (a, b) = (rows(&ds.join(&name)), rows(&df.join(&name)));
+        assert_eq!(a.len(), b.len(), "{name}: lines");
+        let cols = |r: &Vec<Vec<u64>>| r.iter().map(Vec::len).collect::<BTreeSet<_>>();
+        assert_eq!(cols(&a), cols(&b), "{name}: columns");
+    }
+}
