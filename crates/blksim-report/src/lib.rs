@@ -6,6 +6,7 @@
 //! * [`report`]: the report model ([`RunReport`]) the writers print.
 //! * [`normal`] / [`json`]: fio 3.33's normal and JSON/JSON+ layouts, byte for byte.
 //! * [`log`]: fio's per-job log files (bw, lat, iops, clat histogram), streamed.
+//! * [`terse`]: fio's terse (`--minimal`) lines, versions 2 to 5.
 //!
 //! Nothing here reads the wall clock: the timestamps and ctime strings fio prints come
 //! from the caller, and pids are deterministic ([`report::FAKE_PID_BASE`]).
@@ -17,6 +18,7 @@ pub mod normal;
 pub mod num2str;
 pub mod report;
 pub mod stats;
+pub mod terse;
 
 pub use hist::{plat_idx_to_val, plat_val_to_idx, LatHist, DEFAULT_PERCENTILES, PLAT_NR};
 pub use json::{report_json, write_json, JsonValue};

@@ -437,6 +437,13 @@ pub fn build_report(
     }
     // Job reports, folded per group where group_reporting is set.
     let mut reports: Vec<JobReport> = Vec::new();
+    // eta.c `calc_thread_status`, called when the report is printed: `elapsed` is the whole
+    // run's, in seconds rounded up from ms (`(mtime_since_genesis() + 999) / 1000`), the same
+    // for every job whatever its group; `eta` is INT_MAX while that is under 3 s, and 0 once
+    // every job has finished.
+    let run_ms = out.tasks.iter().map(|t| t.end_ns).max().unwrap_or(0) / 1_000_000;
+    let elapsed_sec = run_ms.div_ceil(1000);
+    let eta = if elapsed_sec >= 3 { 0 } else { i32::MAX as i64 };
     for (i, t) in out.tasks.iter().enumerate() {
         let spec = &jobs.jobs[t.spec];
         let mut jr = JobReport::new(&t.name, t.groupid, i as u32, spec.iodepth, t.stats.clone());
@@ -448,9 +455,8 @@ pub fn build_report(
         } else {
             UnitBase::Bytes
         };
-        jr.elapsed_sec = (t.end_ns.saturating_sub(t.start_ns))
-            .div_ceil(1_000_000_000)
-            .max(1);
+        jr.elapsed_sec = elapsed_sec;
+        jr.eta = eta;
         // fio's `__show_run_stats`: a fatal error with the `td_verror` text of `io_u error`
         // (io_u.c:1876 in 3.33), or, with continue_on_error, the first counted error and the
         // empty `verror` a non-fatal error leaves.

@@ -7,6 +7,7 @@
 mod bench;
 mod fuzz;
 
+use blksim_report::FIO_VERSION;
 use blksim_sim::profile::{Profile, BUNDLED, DEFAULT_DEVICE};
 use blksim_sim::setup::{self, RunOptions, WallClock};
 use std::io::Write;
@@ -37,10 +38,25 @@ blksim options:
   --blktrace=DIR         write blktrace binary files (DIR/<dev>.blktrace.<cpu>)
   --max-events=N         stop a runaway simulation after N events
   --cmdhelp[=OPTION]     list fio options (or describe one)
+
+fio's own command-line options work as in fio: --output-format=normal,json,json+,terse,
+--minimal, --terse-version=2..5, --section=NAME, --parse-only, --version; --eta,
+--status-interval, --debug and the like are accepted and do nothing. Invoked as `fio`
+(ln -s blksim fio), blksim runs as `blksim run`.
 ";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut argv = std::env::args();
+    let argv0 = argv.next().unwrap_or_default();
+    let mut args: Vec<String> = argv.collect();
+    // Invoked as `fio` (a symlink), blksim is `blksim run`: scripts that call fio simulate
+    // unchanged with the link first on PATH.
+    let as_fio = std::path::Path::new(&argv0)
+        .file_name()
+        .is_some_and(|n| n == "fio");
+    if as_fio {
+        args.insert(0, "run".to_string());
+    }
     match real_main(&args) {
         Ok(code) => code,
         Err(e) => {
@@ -60,6 +76,10 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
     }
     match cmd.as_str() {
         "run" => run(&args[1..]),
+        "--version" | "-V" => write_stdout(
+            format!("blksim {} ({FIO_VERSION})\n", env!("CARGO_PKG_VERSION")).as_bytes(),
+        )
+        .map(|()| ExitCode::SUCCESS),
         "devices" => devices().map(|()| ExitCode::SUCCESS),
         "params" => params().map(|()| ExitCode::SUCCESS),
         "bench" => bench::bench(&args[1..]).map(|()| ExitCode::SUCCESS),
@@ -207,7 +227,43 @@ struct Cli {
     formats: Vec<String>,
     jobfiles: Vec<PathBuf>,
     fio_args: Vec<String>,
+    /// fio's `--terse-version` (3 unless given).
+    terse_version: u32,
+    /// fio's `--section`: run only these job sections.
+    sections: Vec<String>,
+    parse_only: bool,
+    version: bool,
+    /// fio's options that have nothing to do in a simulation, for one note each.
+    ignored: Vec<String>,
 }
+
+/// fio's top-level options that change nothing in a simulation (progress display, debug
+/// output, resource limits, ...): accepted, with one note.
+const FIO_NO_MEANING: &[&str] = &[
+    "--eta",
+    "--eta-newline",
+    "--eta-interval",
+    "--status-interval",
+    "--debug",
+    "--warnings-fatal",
+    "--bandwidth-log",
+    "--showcmd",
+    "--readonly",
+    "--alloc-size",
+    "--max-jobs",
+    "--aux-path",
+    "--idle-prof",
+    "--inflate-log",
+    "--trigger-file",
+    "--trigger-timeout",
+    "--trigger",
+    "--trigger-remote",
+    "--append-terse",
+    "--crctest",
+];
+
+/// fio's distributed mode: refused, a simulation runs here.
+const FIO_REFUSED: &[&str] = &["--client", "--server", "--daemonize", "--remote-config"];
 
 fn parse_cli(args: &[String]) -> Result<Cli, String> {
     let mut cli = Cli {
@@ -218,6 +274,11 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
         formats: vec!["normal".into()],
         jobfiles: Vec::new(),
         fio_args: Vec::new(),
+        terse_version: 3,
+        sections: Vec::new(),
+        parse_only: false,
+        version: false,
+        ignored: Vec::new(),
     };
     let mut rest = Vec::new();
     let mut i = 0;
@@ -252,12 +313,46 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
                 let mut f = Vec::new();
                 for part in v.split(',') {
                     match part.trim() {
-                        "normal" | "json" | "json+" => f.push(part.trim().to_string()),
-                        "terse" => return Err("--output-format=terse is not supported yet (normal, json, json+)".into()),
-                        other => return Err(format!("--output-format: unknown format '{other}' (expected normal, json, json+)")),
+                        "normal" | "json" | "json+" | "terse" => f.push(part.trim().to_string()),
+                        other => return Err(format!("--output-format: unknown format '{other}' (expected normal, json, json+, terse)")),
                     }
                 }
                 cli.formats = f;
+            }
+            // fio: `--minimal` is terse output only.
+            "--minimal" => cli.formats = vec!["terse".into()],
+            "--terse-version" => {
+                let v = take("--terse-version")?;
+                cli.terse_version = match v.trim().parse::<u32>() {
+                    Ok(n @ 2..=5) => n,
+                    _ => return Err(format!("--terse-version={v}: expected 2, 3, 4 or 5")),
+                };
+            }
+            "--section" => cli.sections.push(take("--section")?),
+            "--parse-only" => cli.parse_only = true,
+            "--version" => cli.version = true,
+            k if FIO_REFUSED.contains(&k) => {
+                return Err(format!(
+                    "{k}: fio's client/server mode is not supported; blksim simulates the job here"
+                ))
+            }
+            k if FIO_NO_MEANING.contains(&k) => {
+                // Options that take a value take the next argument when not given with '='.
+                let takes_value = !matches!(
+                    k,
+                    "--readonly"
+                        | "--showcmd"
+                        | "--append-terse"
+                        | "--warnings-fatal"
+                        | "--inflate-log"
+                );
+                if val.is_none()
+                    && takes_value
+                    && args.get(i + 1).is_some_and(|n| !n.starts_with('-'))
+                {
+                    i += 1;
+                }
+                cli.ignored.push(k.to_string());
             }
             "--blktrace" => cli.opts.blktrace = Some(PathBuf::from(take("--blktrace")?)),
             "--max-events" => {
@@ -315,7 +410,13 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         return write_stdout(USAGE.as_bytes()).map(|()| ExitCode::SUCCESS);
     }
     let cli = parse_cli(args)?;
-    let jobs = if cli.jobfiles.is_empty() {
+    if cli.version {
+        return write_stdout(format!("{FIO_VERSION}\n").as_bytes()).map(|()| ExitCode::SUCCESS);
+    }
+    for k in &cli.ignored {
+        eprintln!("blksim: note: fio option '{k}' has no meaning in a simulation; ignored");
+    }
+    let mut jobs = if cli.jobfiles.is_empty() {
         if cli.fio_args.is_empty() {
             return Err(
                 "nothing to run: give a job file or fio options (--name=... --rw=...)".into(),
@@ -331,6 +432,18 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         }
         set
     };
+    // fio's `--section`: only the named job sections run (their [global] options apply).
+    if !cli.sections.is_empty() {
+        for sec in &cli.sections {
+            if !jobs.jobs.iter().any(|j| &j.name == sec) {
+                return Err(format!("--section={sec}: no job section of that name"));
+            }
+        }
+        jobs.jobs.retain(|j| cli.sections.contains(&j.name));
+    }
+    if cli.parse_only {
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut notes_seen = std::collections::BTreeSet::new();
     for j in &jobs.jobs {
         for n in &j.notes {
@@ -371,7 +484,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     if has_normal {
         blksim_report::normal::write_normal_header(&report, &mut buf).map_err(werr)?;
     }
-    for f in cli.formats.iter().filter(|f| *f != "normal") {
+    // fio's output buffers in their order: terse, JSON, normal.
+    if cli.formats.iter().any(|f| f == "terse") {
+        blksim_report::terse::write_terse(&report, cli.terse_version, &mut buf).map_err(werr)?;
+    }
+    for f in cli.formats.iter().filter(|f| *f == "json" || *f == "json+") {
         blksim_report::json::write_json(&report, f == "json+", &mut buf).map_err(werr)?;
     }
     if has_normal {
