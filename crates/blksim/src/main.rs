@@ -5,6 +5,7 @@
 //! out (blksim-report).
 
 mod bench;
+mod compare;
 mod fuzz;
 
 use blksim_report::FIO_VERSION;
@@ -19,6 +20,7 @@ usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim devices
        blksim params
        blksim bench [--workload=null|emmc|server|write] [--ios=N] [--runs=N] [--runtime=S]
+       blksim compare A.json B.json [C.json ...]
        blksim fuzz [--seconds=N] [--seed=N] [--cases=N] [...]
        blksim --cmdhelp[=OPTION]
 
@@ -33,6 +35,9 @@ blksim options:
   --set=KEY=VALUE        override one profile field, repeatable: --set=irqmode=2,
                          --set=queue.nr_requests=64, --set=queue.iosched.fifo_batch=8
   --seed=N               root seed for every random stream (default fixed)
+  --seeds=N              run N times, seeds N0..N0+N-1 (N0 = --seed); the report is the first
+                         run's, and its JSON's blksim.seeds holds every run's figures for
+                         `blksim compare` (means, 95% intervals of the deltas)
   --output=FILE          write the report to FILE
   --output-format=FMT    normal (default), json, json+, or a comma list (normal,json)
   --blktrace=DIR         write blktrace binary files (DIR/<dev>.blktrace.<cpu>)
@@ -83,6 +88,10 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
         "devices" => devices().map(|()| ExitCode::SUCCESS),
         "params" => params().map(|()| ExitCode::SUCCESS),
         "bench" => bench::bench(&args[1..]).map(|()| ExitCode::SUCCESS),
+        "compare" => {
+            let text = compare::main(&args[1..])?;
+            write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)
+        }
         "fuzz" => {
             if args[1..].iter().any(|a| a == "--help" || a == "-h") {
                 return write_stdout(fuzz::USAGE.as_bytes()).map(|()| ExitCode::SUCCESS);
@@ -235,6 +244,8 @@ struct Cli {
     version: bool,
     /// fio's options that have nothing to do in a simulation, for one note each.
     ignored: Vec<String>,
+    /// `--seeds=N`: repeat the run over N seeds.
+    seeds: u64,
 }
 
 /// fio's top-level options that change nothing in a simulation (progress display, debug
@@ -279,6 +290,7 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
         parse_only: false,
         version: false,
         ignored: Vec::new(),
+        seeds: 1,
     };
     let mut rest = Vec::new();
     let mut i = 0;
@@ -329,6 +341,12 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
                 };
             }
             "--section" => cli.sections.push(take("--section")?),
+            "--seeds" => {
+                let v = take("--seeds")?;
+                cli.seeds = parse_u64(&v)
+                    .filter(|n| (1..=1000).contains(n))
+                    .ok_or_else(|| format!("--seeds={v}: expected a count from 1 to 1000"))?;
+            }
             "--parse-only" => cli.parse_only = true,
             "--version" => cli.version = true,
             k if FIO_REFUSED.contains(&k) => {
@@ -475,7 +493,10 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         );
     }
     let wall = wall_clock();
-    let report = setup::build_report(&jobs, &profile, &cli.opts, &out, &wall);
+    let mut report = setup::build_report(&jobs, &profile, &cli.opts, &out, &wall);
+    if cli.seeds > 1 {
+        add_seed_runs(&mut report, &jobs, &profile, &cli, &wall)?;
+    }
     // As fio does with `--output-format=normal,json`: the normal header (job lines, version,
     // "Starting ..."), then the JSON document(s), then the normal results.
     let mut buf: Vec<u8> = Vec::new();
@@ -525,6 +546,41 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let failed = out.tasks.iter().filter(|t| t.error != 0).count();
     let failed = failed.max(usize::from(out.integrity_violations > 0));
     Ok(ExitCode::from(failed.min(255) as u8))
+}
+
+/// `--seeds=N`: the run again with seeds `seed + 1 ..= seed + N - 1` (without log files or
+/// traces, which stay the first run's), every run's figures under `blksim.seeds`.
+fn add_seed_runs(
+    report: &mut blksim_report::RunReport,
+    jobs: &blksim_job::JobSet,
+    profile: &Profile,
+    cli: &Cli,
+    wall: &WallClock,
+) -> Result<(), String> {
+    use blksim_report::JsonValue;
+    let entry = |seed: u64, r: &blksim_report::RunReport| {
+        let mut e = JsonValue::object();
+        e.push("seed", JsonValue::UInt(seed))
+            .push("jobs", compare::seed_jobs(r));
+        e
+    };
+    let mut all = vec![entry(cli.opts.seed, report)];
+    let mut quiet = jobs.clone();
+    for j in &mut quiet.jobs {
+        j.logs = blksim_job::LogSpec::default();
+    }
+    for k in 1..cli.seeds {
+        let mut opts = cli.opts.clone();
+        opts.seed = cli.opts.seed.wrapping_add(k);
+        opts.blktrace = None;
+        let out = setup::run(&quiet, profile, &opts)?;
+        let r = setup::build_report(&quiet, profile, &opts, &out, wall);
+        all.push(entry(opts.seed, &r));
+    }
+    if let Some(b) = report.blksim.as_mut() {
+        b.push("seeds", JsonValue::Array(all));
+    }
+    Ok(())
 }
 
 /// Wall-clock stamps for the report header (the only fields that may differ between runs).
