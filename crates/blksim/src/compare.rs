@@ -63,6 +63,8 @@ struct Doc {
 }
 
 type Key = (usize, String, String); // (job position, job name, direction)
+/// One metric of one (job, direction) over a file's seeds: (seed, value).
+type Series = Vec<(Option<u64>, f64)>;
 type Figures = BTreeMap<Key, BTreeMap<String, f64>>;
 
 /// The metrics, in print order: the label and how to read it from a direction's object.
@@ -260,10 +262,10 @@ pub fn compare_text(paths: &[String]) -> Result<String, String> {
         for i in 0..docs.len() {
             let _ = write!(o, " {:>14}", (b'A' + i as u8) as char);
         }
-        for i in 1..docs.len() {
+        for (i, doc) in docs.iter().enumerate().skip(1) {
             let t = (b'A' + i as u8) as char;
             let _ = write!(o, " {:>14} {:>9}", format!("{t}-A"), format!("{t}-A %"));
-            if docs[i].seeds.len() > 1 || base.seeds.len() > 1 {
+            if doc.seeds.len() > 1 || base.seeds.len() > 1 {
                 let _ = write!(o, " {:>25}", "95% CI of delta");
             }
         }
@@ -271,7 +273,7 @@ pub fn compare_text(paths: &[String]) -> Result<String, String> {
         let names: Vec<String> = base.seeds[0].1[key].keys().cloned().collect();
         let ordered = order_metrics(names);
         for m in ordered {
-            let series = |d: &Doc| -> Option<Vec<(Option<u64>, f64)>> {
+            let series = |d: &Doc| -> Option<Series> {
                 d.seeds
                     .iter()
                     .map(|(s, f)| f.get(key).and_then(|x| x.get(&m)).map(|v| (*s, *v)))
@@ -279,7 +281,7 @@ pub fn compare_text(paths: &[String]) -> Result<String, String> {
             };
             let Some(a) = series(base) else { continue };
             let _ = write!(o, "  {m:<16}");
-            let all: Vec<Option<Vec<(Option<u64>, f64)>>> = docs.iter().map(series).collect();
+            let all: Vec<Option<Series>> = docs.iter().map(series).collect();
             for s in &all {
                 match s {
                     Some(v) => {
