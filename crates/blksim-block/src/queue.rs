@@ -101,12 +101,12 @@ pub struct BlkStats {
     pub ios: [u64; 2],
     /// Bios merged into an existing request, per direction (fio's disk "merges").
     pub merges: [u64; 2],
-    /// Sum of request service time (issue → completion) per direction, ns ("ticks").
+    /// Sum of request times per direction, ns (diskstats "ticks", `nsecs[STAT_READ/WRITE]`):
+    /// from the request's making (`rq->start_time_ns`) to its completion.
     pub ticks_ns: [u64; 2],
-    /// Time with at least one request in flight, ns (fio's "util" numerator).
+    /// Time with at least one request in flight at the driver, ns (`io_ticks`, fio's
+    /// "util" numerator).
     pub busy_ns: u64,
-    /// Sum over time of requests in flight (`in_queue`), ns·requests.
-    pub in_queue_ns: u128,
     pub sectors: [u64; 2],
     pub plug_merges: u64,
     pub elv_merges: u64,

@@ -504,7 +504,9 @@ pub fn build_report(
         merges: b.merges,
         sectors: b.sectors,
         ticks: [b.ticks_ns[0] / 1_000_000, b.ticks_ns[1] / 1_000_000],
-        in_queue: (b.in_queue_ns / 1_000_000) as u64,
+        // diskstats `time_in_queue`: the read, write, discard and flush nsecs together.
+        in_queue: (b.ticks_ns[0] + b.ticks_ns[1] + b.discard_ticks_ns + b.flush_ticks_ns)
+            / 1_000_000,
         io_ticks: b.busy_ns / 1_000_000,
         msec: end_ms,
     });

@@ -116,14 +116,13 @@ impl RequestQueue {
     }
 
     pub(super) fn set_in_flight_delta(&mut self, hctx: u16, delta: i32, now: &mut Ns) {
-        // Accounting for util and in_queue (`part_stat`, fio's disk stats).
+        // Accounting for util (`io_ticks`: time with a request started at the driver).
         // Contexts on different CPUs may run at slightly different local times: never
         // account backwards.
         let t = (*now).max(self.last_busy_change);
         let span = t - self.last_busy_change;
         if self.total_in_flight > 0 {
             self.stats.busy_ns += span;
-            self.stats.in_queue_ns += span as u128 * self.total_in_flight as u128;
         }
         self.last_busy_change = t;
         let h = &mut self.hctxs[hctx as usize];
@@ -137,12 +136,11 @@ impl RequestQueue {
         }
     }
 
-    /// Close the util/in_queue accounting at the end of a run.
+    /// Close the util accounting at the end of a run.
     pub fn account_until(&mut self, now: Ns) {
         let span = now.saturating_sub(self.last_busy_change);
         if self.total_in_flight > 0 {
             self.stats.busy_ns += span;
-            self.stats.in_queue_ns += span as u128 * self.total_in_flight as u128;
         }
         self.last_busy_change = now.max(self.last_busy_change);
     }
@@ -232,21 +230,19 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) {
         let _ = drv;
-        let (hctx, op, start, nsec, issued) = {
+        let (hctx, op, nsec, issued) = {
             let r = self.pool.get(rq);
             let started = r.rq_flags & crate::request::rqf::STARTED != 0;
-            (r.hctx, r.op, r.issue_time, r.nr_sectors, started)
+            (r.hctx, r.op, r.nr_sectors, started)
         };
         if !issued {
             // Never reached the driver (an empty flush ended by the flush machinery).
             self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
         }
-        let start = if issued {
-            start
-        } else {
-            self.pool.get(rq).alloc_time
-        };
-        let ticks = now.saturating_sub(start);
+        // `blk_account_io_done`: from `rq->start_time_ns`, set when the request was made
+        // (`blk_mq_rq_ctx_init`), so time in the elevator and waiting for a driver tag
+        // counts, not only the time at the driver.
+        let ticks = now.saturating_sub(self.pool.get(rq).alloc_time);
         match op {
             Op::Discard => {
                 self.stats.discard_ios += 1;
