@@ -195,6 +195,7 @@ pub struct Sim {
     trace_error: Option<String>,
     capacity_bytes: u64,
     max_events: u64,
+    progress: Option<crate::setup::ProgressHook>,
     /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
     debug_events: bool,
     /// The power cut, once it happened.
@@ -393,6 +394,7 @@ impl Sim {
             trace_error: None,
             capacity_bytes,
             max_events: u64::MAX,
+            progress: None,
             debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
             jitter_rng: RngStreams::new(seed).stream("platform.jitter"),
             power_cut: None,
@@ -426,6 +428,30 @@ impl Sim {
         self.max_events = n;
     }
 
+    /// A progress display, told of the run every 2^18 events and at the end.
+    pub fn set_progress(&mut self, p: Option<crate::setup::ProgressHook>) {
+        self.progress = p;
+    }
+
+    fn report_progress(&self, now: Ns, finished: bool) {
+        let Some(p) = &self.progress else { return };
+        let ios_done = self.tasks.iter().map(|t| t.stats.total_rw_ios()).sum();
+        // Time-based jobs end at their deadlines; otherwise the end is not known ahead.
+        let end_ns = self
+            .tasks
+            .iter()
+            .try_fold(0u64, |m, t| match (t.state, t.deadline) {
+                (TaskState::Waiting, _) | (_, None) => None,
+                (_, Some(d)) => Some(m.max(t.start_ns.saturating_add(d))),
+            });
+        p(&crate::setup::Progress {
+            now_ns: now,
+            ios_done,
+            end_ns: end_ns.filter(|&e| e > 0),
+            finished,
+        });
+    }
+
     /// Test only: lose the `n`-th bio completion (an injected bug the run must report).
     pub fn set_debug_drop_completion(&mut self, n: u64) {
         self.drop_completion = n;
@@ -441,6 +467,9 @@ impl Sim {
                 ));
             }
             handled += 1;
+            if handled & ((1 << 18) - 1) == 0 {
+                self.report_progress(now, false);
+            }
             if handled > self.max_events {
                 return Err(format!(
                     "stopped after {} events at t={now} ns (--max-events)",
@@ -462,6 +491,7 @@ impl Sim {
             }
         }
         let end = self.evq.now();
+        self.report_progress(end, true);
         self.queue.account_until(end);
         // Nothing may be lost: every request completed, every task finished.
         for (i, t) in self.tasks.iter().enumerate() {

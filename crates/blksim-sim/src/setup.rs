@@ -15,7 +15,22 @@ use std::path::PathBuf;
 /// The default root seed (`--seed`), fixed so runs repeat unless asked otherwise.
 pub const DEFAULT_SEED: u64 = 0x62_6c_6b_73_69_6d; // "blksim"
 
-#[derive(Clone, Debug)]
+/// What a run reports to a progress display as it goes (simulated time and I/Os done).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub now_ns: u64,
+    pub ios_done: u64,
+    /// Where the run will end if every job is time-based (`runtime` set), else None.
+    pub end_ns: Option<u64>,
+    pub finished: bool,
+}
+
+/// Called every few hundred thousand events, and once at the end. The results never depend
+/// on it: it is called at fixed event counts, and what it does (reading a clock, drawing)
+/// stays outside the simulation.
+pub type ProgressHook = std::sync::Arc<dyn Fn(&Progress) + Send + Sync>;
+
+#[derive(Clone)]
 pub struct RunOptions {
     pub seed: u64,
     pub blktrace: Option<PathBuf>,
@@ -23,6 +38,19 @@ pub struct RunOptions {
     /// Test only (`blksim run --debug-drop-completion=N`): lose the N-th bio completion, a
     /// bug injected so the fuzzer's test can see it caught; 0 = off.
     pub debug_drop_completion: u64,
+    /// A progress display (`blksim run` draws a bar on a terminal).
+    pub progress: Option<ProgressHook>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("seed", &self.seed)
+            .field("blktrace", &self.blktrace)
+            .field("max_events", &self.max_events)
+            .field("progress", &self.progress.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for RunOptions {
@@ -32,6 +60,7 @@ impl Default for RunOptions {
             blktrace: None,
             max_events: None,
             debug_drop_completion: 0,
+            progress: None,
         }
     }
 }
@@ -347,6 +376,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         sim.set_max_events(m);
     }
     sim.set_debug_drop_completion(opts.debug_drop_completion);
+    sim.set_progress(opts.progress.clone());
     sim.run()
 }
 

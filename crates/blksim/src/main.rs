@@ -474,7 +474,9 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     for s in &cli.sets {
         profile.set(s)?;
     }
-    let out = setup::run(&jobs, &profile, &cli.opts)?;
+    let mut opts = cli.opts.clone();
+    opts.progress = progress_bar();
+    let out = setup::run(&jobs, &profile, &opts)?;
     // fio's `__io_u_log_error` for the error that stopped each job.
     let dev = setup::devname(&profile);
     for e in &out.fatal_errors {
@@ -546,6 +548,59 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let failed = out.tasks.iter().filter(|t| t.error != 0).count();
     let failed = failed.max(usize::from(out.integrity_violations > 0));
     Ok(ExitCode::from(failed.min(255) as u8))
+}
+
+/// A progress bar on stderr for runs that last more than a second, when stderr is a
+/// terminal (nothing otherwise: scripts and pipes see no change). It shows the simulated
+/// time, the I/Os done and, for time-based jobs, how far the run is and the wall time left.
+fn progress_bar() -> Option<setup::ProgressHook> {
+    use std::io::IsTerminal;
+    use std::sync::Mutex;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let t0 = std::time::Instant::now();
+    let bar: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+    Some(std::sync::Arc::new(move |p: &setup::Progress| {
+        let mut b = bar.lock().unwrap_or_else(|e| e.into_inner());
+        if p.finished {
+            if let Some(b) = b.take() {
+                b.finish_and_clear();
+            }
+            return;
+        }
+        if b.is_none() {
+            if t0.elapsed() < std::time::Duration::from_secs(1) {
+                return;
+            }
+            let pb = match p.end_ns {
+                Some(e) => indicatif::ProgressBar::new(e),
+                None => indicatif::ProgressBar::new_spinner(),
+            };
+            pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            let style = if p.end_ns.is_some() {
+                "{bar:30} {percent:>3}% {msg} eta {eta}"
+            } else {
+                "{spinner} {msg}"
+            };
+            if let Ok(st) = indicatif::ProgressStyle::with_template(style) {
+                pb.set_style(st);
+            }
+            *b = Some(pb);
+        }
+        if let Some(pb) = b.as_ref() {
+            if p.end_ns.is_some() {
+                pb.set_position(p.now_ns);
+            } else {
+                pb.tick();
+            }
+            pb.set_message(format!(
+                "simulated {:.3} s, {} I/Os",
+                p.now_ns as f64 / 1e9,
+                p.ios_done
+            ));
+        }
+    }))
 }
 
 /// `--seeds=N`: the run again with seeds `seed + 1 ..= seed + N - 1` (without log files or

@@ -191,3 +191,41 @@ fn invoked_as_fio_it_runs_fio_command_lines() {
     assert_eq!(v["jobs"][0]["jobname"], "a");
     assert!(v["blksim"].is_object(), "simulated");
 }
+
+/// The progress bar: drawn on stderr only when stderr is a terminal and the run lasts over a
+/// second (here under `script`, which gives the run a pseudo-terminal), cleared at the end,
+/// and without effect on the report; a run whose stderr is a pipe prints no bar.
+#[test]
+fn progress_bar_only_on_a_terminal_and_without_effect() {
+    let d = tmpdir("progress");
+    let bin = env!("CARGO_BIN_EXE_blksim");
+    let job = "run --device=emmc-hbg4a2 --name=r --rw=randread --ioengine=libaio --iodepth=32 \
+               --runtime=150 --time_based --output-format=json";
+    let tty_json = d.join("tty.json");
+    let typescript = d.join("typescript");
+    let o = Command::new("script")
+        .env("BLKSIM_FAKE_TIME", "1795310737")
+        .args(["-qec"])
+        .arg(format!("{bin} {job} --output={}", tty_json.display()))
+        .arg(&typescript)
+        .output()
+        .unwrap_or_else(|e| panic!("script (util-linux) is needed for this test: {e}"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let ts = std::fs::read(&typescript).unwrap();
+    let ts = String::from_utf8_lossy(&ts);
+    assert!(
+        ts.contains("simulated") && ts.contains("I/Os"),
+        "no bar drawn:\n{ts}"
+    );
+    let piped = blksim(&job.split(' ').collect::<Vec<_>>());
+    assert!(piped.status.success());
+    assert!(
+        !text(&piped.stderr).contains("simulated"),
+        "a bar on a pipe"
+    );
+    assert_eq!(
+        std::fs::read(&tty_json).unwrap(),
+        piped.stdout,
+        "the report is the same with and without the bar"
+    );
+}
