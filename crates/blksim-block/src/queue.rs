@@ -82,6 +82,31 @@ pub struct BlkOut {
     pub bio_done_at: Vec<Ns>,
     /// Tasks whose syscall was waiting for a dispatch run that has now ended: (task, time).
     pub task_resume: Vec<(u32, Ns)>,
+    /// With `explain` on: the path of the request each `bio_done` entry came with (same
+    /// index).
+    pub bio_trail: Vec<RqTrail>,
+    /// Record [`Self::bio_trail`] (`blksim run --explain`).
+    pub explain: bool,
+}
+
+/// The block layer's part of an I/O's path (`blksim run --explain`): when its request was
+/// made (`blk_mq_get_request`, or the request it merged into), put into the elevator,
+/// issued to the driver (`queue_rq` accepted it) and ended (`blk_mq_end_request`), with the
+/// request's place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RqTrail {
+    pub alloc: Ns,
+    pub insert: Ns,
+    pub issue: Ns,
+    pub complete: Ns,
+    /// It went through an elevator (had a scheduler tag), and reached the driver.
+    pub elv: bool,
+    pub started: bool,
+    /// Driver tag (-1: none), hardware queue, first sector and length of the request.
+    pub tag: i32,
+    pub hctx: u16,
+    pub sector: u64,
+    pub nr_sectors: u32,
 }
 
 /// Result of submitting a bio.

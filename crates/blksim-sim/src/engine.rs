@@ -7,6 +7,7 @@
 //! `iodepth` says. All CPU work is instantaneous on the ideal platform.
 
 mod do_io;
+pub mod explain;
 mod logs;
 mod sync;
 mod task;
@@ -128,6 +129,8 @@ pub const EIO: i32 = 5;
 /// Everything a run produced.
 pub struct SimOutput {
     pub tasks: Vec<TaskResult>,
+    /// `--explain=N`: the slowest I/Os, slowest first.
+    pub explain: Vec<explain::ExplainRec>,
     pub blk: BlkStats,
     pub elevator: String,
     pub driver: String,
@@ -196,6 +199,8 @@ pub struct Sim {
     capacity_bytes: u64,
     max_events: u64,
     progress: Option<crate::setup::ProgressHook>,
+    /// `--explain=N`: the slowest I/Os' paths.
+    explain: Option<explain::Explain>,
     /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
     debug_events: bool,
     /// The power cut, once it happened.
@@ -395,6 +400,7 @@ impl Sim {
             capacity_bytes,
             max_events: u64::MAX,
             progress: None,
+            explain: None,
             debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
             jitter_rng: RngStreams::new(seed).stream("platform.jitter"),
             power_cut: None,
@@ -426,6 +432,14 @@ impl Sim {
     /// Stop after this many events (a guard for runaway configurations in tests).
     pub fn set_max_events(&mut self, n: u64) {
         self.max_events = n;
+    }
+
+    /// Keep the paths of the `n` slowest I/Os (`blksim run --explain=N`).
+    pub fn set_explain(&mut self, n: usize) {
+        if n > 0 {
+            self.explain = Some(explain::Explain::new(n));
+            self.out.explain = true;
+        }
     }
 
     /// A progress display, told of the run every 2^18 events and at the end.
@@ -512,6 +526,7 @@ impl Sim {
         if let Some(w) = self.trace.take() {
             w.finish().map_err(|e| format!("blktrace: {e}"))?;
         }
+        let explain_top = self.explain.take().map(|e| e.top).unwrap_or_default();
         let (peak_requests, peak_bios) = self.queue.pool.capacity_used();
         let elevator = self.queue.elevator_name().to_string();
         let elevator_stats = self.queue.elevator().map(|e| e.stats()).unwrap_or_default();
@@ -532,6 +547,7 @@ impl Sim {
             .collect();
         Ok(SimOutput {
             tasks,
+            explain: explain_top,
             blk: self.queue.stats.clone(),
             elevator,
             driver: self.driver.name().to_string(),
@@ -802,12 +818,19 @@ impl Sim {
                 progress = true;
                 let done = std::mem::take(&mut self.out.bio_done);
                 let at = std::mem::take(&mut self.out.bio_done_at);
+                let trails = std::mem::take(&mut self.out.bio_trail);
                 for (i, &(token, st)) in done.iter().enumerate() {
+                    if let (Some(ex), Some(tr)) = (self.explain.as_mut(), trails.get(i)) {
+                        let (task, id) = ((token >> TOKEN_SHIFT) as u32, token as u32);
+                        ex.trail(task, id, *tr);
+                    }
                     // With the CPU model the completion was posted at its context's local
                     // time; the woken task runs after the wake-up latency.
                     let t = at.get(i).copied().unwrap_or(now).max(now);
                     self.bio_done(token, st, t);
                 }
+                self.out.bio_trail = trails;
+                self.out.bio_trail.clear();
                 self.out.bio_done = done;
                 self.out.bio_done.clear();
                 self.out.bio_done_at = at;

@@ -40,6 +40,8 @@ pub struct RunOptions {
     pub debug_drop_completion: u64,
     /// A progress display (`blksim run` draws a bar on a terminal).
     pub progress: Option<ProgressHook>,
+    /// `--explain=N`: keep the paths of the N slowest I/Os (0 = off).
+    pub explain: usize,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -61,6 +63,7 @@ impl Default for RunOptions {
             max_events: None,
             debug_drop_completion: 0,
             progress: None,
+            explain: 0,
         }
     }
 }
@@ -377,6 +380,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     }
     sim.set_debug_drop_completion(opts.debug_drop_completion);
     sim.set_progress(opts.progress.clone());
+    sim.set_explain(opts.explain);
     sim.run()
 }
 

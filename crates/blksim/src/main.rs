@@ -6,6 +6,7 @@
 
 mod bench;
 mod compare;
+mod explain;
 mod fuzz;
 
 use blksim_report::FIO_VERSION;
@@ -35,6 +36,8 @@ blksim options:
   --set=KEY=VALUE        override one profile field, repeatable: --set=irqmode=2,
                          --set=queue.nr_requests=64, --set=queue.iosched.fifo_batch=8
   --seed=N               root seed for every random stream (default fixed)
+  --explain=N            keep the N slowest I/Os' paths (steps, longest wait, overtakers):
+                         printed on stderr, and under blksim.explain in the JSON
   --seeds=N              run N times, seeds N0..N0+N-1 (N0 = --seed); the report is the first
                          run's, and its JSON's blksim.seeds holds every run's figures for
                          `blksim compare` (means, 95% intervals of the deltas)
@@ -341,6 +344,13 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
                 };
             }
             "--section" => cli.sections.push(take("--section")?),
+            "--explain" => {
+                let v = take("--explain")?;
+                cli.opts.explain = parse_u64(&v)
+                    .filter(|n| (1..=1000).contains(n))
+                    .ok_or_else(|| format!("--explain={v}: expected a count from 1 to 1000"))?
+                    as usize;
+            }
             "--seeds" => {
                 let v = take("--seeds")?;
                 cli.seeds = parse_u64(&v)
@@ -496,6 +506,12 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let wall = wall_clock();
     let mut report = setup::build_report(&jobs, &profile, &cli.opts, &out, &wall);
+    if cli.opts.explain > 0 {
+        eprint!("{}", explain::text(&out));
+        if let Some(b) = report.blksim.as_mut() {
+            b.push("explain", explain::json(&out));
+        }
+    }
     if cli.seeds > 1 {
         add_seed_runs(&mut report, &jobs, &profile, &cli, &wall)?;
     }
@@ -628,6 +644,7 @@ fn add_seed_runs(
         let mut opts = cli.opts.clone();
         opts.seed = cli.opts.seed.wrapping_add(k);
         opts.blktrace = None;
+        opts.explain = 0;
         let out = setup::run(&quiet, profile, &opts)?;
         let r = setup::build_report(&quiet, profile, &opts, &out, wall);
         all.push(entry(opts.seed, &r));

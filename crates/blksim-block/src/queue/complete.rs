@@ -256,6 +256,21 @@ impl RequestQueue {
                 self.stats.ticks_ns[dir] += ticks;
             }
         }
+        let trail = out.explain.then(|| {
+            let r = self.pool.get(rq);
+            crate::queue::RqTrail {
+                alloc: r.alloc_time,
+                insert: r.insert_time,
+                issue: r.issue_time,
+                complete: *now,
+                elv: r.sched_tag >= 0,
+                started: r.rq_flags & crate::request::rqf::STARTED != 0,
+                tag: r.tag,
+                hctx: r.hctx,
+                sector: r.sector,
+                nr_sectors: r.nr_sectors,
+            }
+        });
         // Complete every bio of the request (elevator-internal bios have no submitter).
         let mut b = self.pool.take_bios(rq);
         while b != NO_BIO {
@@ -264,6 +279,9 @@ impl RequestQueue {
                 out.bio_done.push((bio.token, st));
                 if cpus.is_on() {
                     out.bio_done_at.push(*now);
+                }
+                if let Some(t) = trail {
+                    out.bio_trail.push(t);
                 }
             }
             b = bio.next;

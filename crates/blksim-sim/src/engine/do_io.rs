@@ -310,7 +310,13 @@ impl Sim {
         task.in_flight += n;
         for i in 0..task.commit_batch.len() {
             let id = task.commit_batch[i];
-            task.ious.get_mut(id).issue = now;
+            let io = task.ious.get_mut(id);
+            io.issue = now;
+            if let Some(ex) = self.explain.as_mut() {
+                if !io.is_sync() {
+                    ex.issued(t as u32, id);
+                }
+            }
         }
         let depth_now = task.in_flight;
         task.stats.record_depth_n(depth_now, n);
@@ -599,6 +605,19 @@ impl Sim {
         for i in 0..n {
             let id = task.completed[i];
             let io = task.ious.remove(id);
+            if let Some(ex) = self.explain.as_mut() {
+                ex.completed(
+                    t as u32,
+                    id,
+                    io.ddir.idx(),
+                    io.offset,
+                    io.len,
+                    io.start,
+                    io.issue,
+                    now,
+                    !io.is_sync() && !io.error,
+                );
+            }
             if io.is_sync() && !io.is_end_fsync() {
                 task.syncs_out -= 1;
             }

@@ -1,0 +1,144 @@
+//! `blksim run --explain=N`: the slowest I/Os as text (stderr) and JSON (`blksim.explain`).
+
+use blksim_report::JsonValue;
+use blksim_sim::engine::explain::ExplainRec;
+use blksim_sim::engine::SimOutput;
+use std::fmt::Write as _;
+
+const DDIR: [&str; 3] = ["read", "write", "trim"];
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// The steps of an I/O's path: (what happened, when). Without a trail (no request: a
+/// null engine), only fio's own.
+fn steps(r: &ExplainRec) -> Vec<(&'static str, u64)> {
+    let mut s = vec![("prepared by fio", r.start), ("issued by fio", r.issue)];
+    if let Some(t) = r.trail {
+        // A bio merged into an older request: that request was made before this I/O.
+        if t.alloc >= r.issue {
+            s.push(("request made (blk_mq_submit_bio)", t.alloc));
+        }
+        if t.elv && t.insert >= r.issue {
+            s.push(("inserted into the elevator", t.insert));
+        }
+        if t.started && t.issue >= r.issue {
+            s.push(("issued to the driver (queue_rq)", t.issue));
+        }
+        s.push(("ended by the driver (blk_mq_end_request)", t.complete));
+    }
+    s.push(("reaped by fio", r.reaped));
+    s
+}
+
+fn job(out: &SimOutput, task: u32) -> String {
+    let name = out
+        .tasks
+        .get(task as usize)
+        .map_or("?", |t| t.name.as_str());
+    format!("'{name}' ({})", task + 1)
+}
+
+/// The text report: per I/O its steps with the time since the previous one, the longest
+/// marked, and who overtook it.
+pub fn text(out: &SimOutput) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "slowest I/Os ({}):", out.explain.len());
+    for (k, r) in out.explain.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "#{} job {} {} of {} B at offset {}: latency {}",
+            k + 1,
+            job(out, r.task),
+            DDIR[r.ddir.min(2)],
+            r.len,
+            r.offset,
+            ms(r.latency())
+        );
+        let st = steps(r);
+        let longest = (1..st.len())
+            .max_by_key(|&i| (st[i].1.saturating_sub(st[i - 1].1), std::cmp::Reverse(i)))
+            .unwrap_or(0);
+        for (i, (what, at)) in st.iter().enumerate() {
+            let delta = if i == 0 {
+                format!("t={:.6} s", *at as f64 / 1e9)
+            } else {
+                format!("+{}", ms(at.saturating_sub(st[i - 1].1)))
+            };
+            let mark = if i == longest && i > 0 {
+                "   <- longest wait"
+            } else {
+                ""
+            };
+            let _ = writeln!(o, "    {delta:>16}  {what}{mark}");
+        }
+        if let Some(t) = r.trail {
+            let _ = writeln!(
+                o,
+                "    request: sector {} + {}, hctx {}, driver tag {}",
+                t.sector, t.nr_sectors, t.hctx, t.tag
+            );
+        }
+        let _ = write!(o, "    overtaken by {} I/Os issued after it", r.overtakers);
+        if !r.named.is_empty() {
+            let names: Vec<String> = r
+                .named
+                .iter()
+                .map(|n| {
+                    format!(
+                        "job {} {} at {} (tag {})",
+                        job(out, n.task),
+                        DDIR[n.ddir.min(2)],
+                        n.offset,
+                        n.tag
+                    )
+                })
+                .collect();
+            let _ = write!(o, "; first: {}", names.join(", "));
+        }
+        o.push('\n');
+    }
+    o
+}
+
+/// `blksim.explain`: the same as JSON.
+pub fn json(out: &SimOutput) -> JsonValue {
+    let mut arr = Vec::new();
+    for r in &out.explain {
+        let mut e = JsonValue::object();
+        e.push("job", JsonValue::Str(job(out, r.task)))
+            .push("ddir", JsonValue::Str(DDIR[r.ddir.min(2)].into()))
+            .push("offset", JsonValue::UInt(r.offset))
+            .push("len", JsonValue::UInt(r.len))
+            .push("lat_ns", JsonValue::UInt(r.latency()));
+        let mut steps_json = Vec::new();
+        for (what, at) in steps(r) {
+            let mut s = JsonValue::object();
+            s.push("step", JsonValue::Str(what.into()))
+                .push("t_ns", JsonValue::UInt(at));
+            steps_json.push(s);
+        }
+        e.push("steps", JsonValue::Array(steps_json));
+        if let Some(t) = r.trail {
+            e.push("driver_tag", JsonValue::Int(t.tag as i64))
+                .push("sector", JsonValue::UInt(t.sector));
+        }
+        e.push("overtakers", JsonValue::UInt(r.overtakers));
+        let named = r
+            .named
+            .iter()
+            .map(|n| {
+                let mut x = JsonValue::object();
+                x.push("job", JsonValue::Str(job(out, n.task)))
+                    .push("ddir", JsonValue::Str(DDIR[n.ddir.min(2)].into()))
+                    .push("offset", JsonValue::UInt(n.offset))
+                    .push("driver_tag", JsonValue::Int(n.tag as i64));
+                x
+            })
+            .collect();
+        e.push("first_overtakers", JsonValue::Array(named));
+        arr.push(e);
+    }
+    JsonValue::Array(arr)
+}
