@@ -218,6 +218,8 @@ pub struct Sim {
     ctx_ev: Ns,
     ctx_start: Ns,
     ctx_cpu: u16,
+    /// The task whose context runs (for its CPU time, fio's `sys` share).
+    ctx_task: usize,
     /// Bios submitted and completed (`blksim.bios`; every bio must complete exactly once).
     bios: [u64; 2],
     /// Test only (`--debug-drop-completion=N`, for the fuzzer's own test): lose the N-th bio
@@ -301,6 +303,8 @@ impl Sim {
                 groupid: *groupid,
                 cpu: job_cpu(spec, i, platform.nr_cpus)?,
                 logs: task_logs.map(Box::new),
+                sys_ns: 0,
+                ctx_switches: 0,
                 gen: Some(gen),
                 depth,
                 batch_submit: batch_submit.max(1),
@@ -411,6 +415,7 @@ impl Sim {
             ctx_ev: 0,
             ctx_start: 0,
             ctx_cpu: 0,
+            ctx_task: 0,
             bios: [0; 2],
             drop_completion: 0,
         };
@@ -591,16 +596,25 @@ impl Sim {
         self.ctx_ev = now;
         self.ctx_start = start;
         self.ctx_cpu = cpu;
+        self.ctx_task = t;
         self.clk = start;
         if switch_in && self.cpus.is_on() {
             self.clk += self.platform.ctxsw_ns;
+            // fio's `ctx` (getrusage's voluntary and involuntary switches): the task slept
+            // and runs again.
+            self.tasks[t].ctx_switches += 1;
         }
         self.clk
     }
 
     fn task_end(&mut self) {
-        self.cpus
-            .end(self.ctx_cpu, self.ctx_start, self.clk.max(self.ctx_start));
+        let end = self.clk.max(self.ctx_start);
+        self.cpus.end(self.ctx_cpu, self.ctx_start, end);
+        // The CPU time the task's own contexts used: its syscalls and the block layer work
+        // done in them, fio's `sys` (getrusage's ru_stime).
+        if self.cpus.is_on() {
+            self.tasks[self.ctx_task].sys_ns += end - self.ctx_start;
+        }
         self.cpus.leave_task();
     }
 

@@ -173,3 +173,48 @@ fn jobs_pinned_to_one_cpu_share_it() {
         "two jobs on CPU 0: {one_cpu:.0} IOPS; one job alone there: {alone:.0}; a CPU each: {spread:.0}"
     );
 }
+
+/// fio's `cpu` line from the CPU model (null_blk-server: submission and inline completion
+/// run in the task's syscalls, so the task is the CPU's only work): a job alone on a CPU is
+/// busy all the time (sys 100 %), two jobs on one CPU get half each, and each I/O batch reaped
+/// after a sleep is a context switch. Without platform costs the line stays zero.
+#[test]
+fn the_cpu_line_follows_the_cpu_model() {
+    let cpu = |extra: &[&str], device: &str| -> Vec<(f64, f64, u64)> {
+        let mut args = vec![
+            "run",
+            device,
+            "--name=t",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--number_ios=30000",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["usr_cpu"].as_f64().unwrap(),
+                    j["sys_cpu"].as_f64().unwrap(),
+                    j["ctx"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let server = "--device=null_blk-server";
+    let alone = cpu(&["--numjobs=1", "--cpus_allowed=0"], server);
+    assert_eq!(alone, vec![(0.0, 100.0, 30000 / 8)]);
+    for (usr, sys, _) in cpu(&["--numjobs=2", "--cpus_allowed=0"], server) {
+        assert_eq!(usr, 0.0);
+        assert!((sys - 50.0).abs() < 1.5, "{sys}");
+    }
+    assert_eq!(cpu(&[], "--device=null_blk"), vec![(0.0, 0.0, 0)]);
+}

@@ -723,6 +723,11 @@ impl Sim {
         task.state = TaskState::Done;
         task.end_ns = now;
         task.stats.finish(now);
+        // fio's `cpu` line: `sys` the task's CPU time, `ctx` its switches; `usr` (fio's own
+        // user-space work) is not modelled and stays 0, as everything does on a platform
+        // without costs.
+        task.stats.sys_time_ms = task.sys_ns / 1_000_000;
+        task.stats.ctx = task.ctx_switches;
         if let Some(l) = task.logs.as_mut() {
             let ep = task.stats.start_ns;
             l.windows(&task.stats.window_log, ep);

@@ -67,6 +67,10 @@ pub(crate) struct Task {
     pub(crate) name: String,
     pub(crate) groupid: u32,
     pub(crate) cpu: u16,
+    /// CPU time of the task's own contexts and the times it was switched back in (CPU
+    /// model), for fio's `cpu` line.
+    pub(crate) sys_ns: Ns,
+    pub(crate) ctx_switches: u64,
     /// fio's log files for this clone, if the job writes any.
     pub(crate) logs: Option<Box<super::logs::TaskLogs>>,
     pub(crate) gen: Option<IoGen>,
