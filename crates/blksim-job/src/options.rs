@@ -262,7 +262,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("thread", &[], T::Flag, "", C::Job, "Use threads instead of processes", set_thread),
     m("loops", &[], T::Int, "1", C::Job, "Number of times to run the job", set_loops),
     // ---- file ----------------------------------------------------------------------------
-    m("filename", &[], T::Str, "", C::File, "File(s) to use for the workload", set_filename),
+    // fio: prio -1, "must come after directory".
+    m("filename", &[], T::Str, "", C::File, "File(s) to use for the workload", set_filename).prio(-1),
     m("directory", &[], T::Str, "", C::File, "Directory to store files in", set_directory),
     m("nrfiles", &["nr_files"], T::Int, "1", C::File, "Split job workload between this number of files",
       set_nrfiles),
@@ -404,7 +405,7 @@ pub static OPTIONS: &[OptionDesc] = &[
         ("0", "Auto-detect"),
         ("8", "Normal (byte based)"),
         ("1", "Bit based"),
-    ]),
+    ]).prio(1),
     m("unified_rw_reporting", &[], T::Str, "none", C::Reporting,
       "Unify reporting across data direction", set_unified_rw_reporting).vals(&[
         ("none", "Normal statistics reporting"),
@@ -571,10 +572,10 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("overwrite", "When writing, set whether to overwrite current data"),
     ign("unlink", "Unlink created files after job has completed"),
     ign("unlink_each_loop", "Unlink created files after each loop in a job has completed"),
-    ign("lockfile", "Lock file when doing IO to it"),
+    ign("lockfile", "Lock file when doing IO to it").prio(1),
     ign("fadvise_hint", "Use fadvise() to advise the kernel on IO pattern"),
     ign("fadvise_stream", "Use fadvise() to set stream ID"),
-    ign("filename_format", "Override default $jobname.$jobnum.$filenum naming"),
+    ign("filename_format", "Override default $jobname.$jobnum.$filenum naming").prio(-1),
     ign("unique_filename", "For network clients, prefix file with source IP"),
     ign("opendir", "Recursively add files from this directory and down"),
     ign("openfiles", "Number of files to keep open at the same time"),

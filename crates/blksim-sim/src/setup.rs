@@ -12,6 +12,17 @@ use blksim_report::json::JsonValue;
 use blksim_report::report::{DiskUtil, JobHeader, JobReport, RunReport, UnitBase};
 use std::path::PathBuf;
 
+/// Options in the order fio prints them in the JSON's "global options" and "job options":
+/// fio sorts a section's options by priority before it applies them (`sort_options`:
+/// `kb_base`, `unit_base` first, `filename` last), and lists them in that order; equal
+/// priorities keep the order written.
+fn fio_order(opts: &[(String, String)]) -> Vec<(String, String)> {
+    let prio = |k: &str| blksim_job::find_option(k).map_or(0, |o| o.prio);
+    let mut v = opts.to_vec();
+    v.sort_by_key(|(k, _)| std::cmp::Reverse(prio(k)));
+    v
+}
+
 /// The default root seed (`--seed`), fixed so runs repeat unless asked otherwise.
 pub const DEFAULT_SEED: u64 = 0x62_6c_6b_73_69_6d; // "blksim"
 
@@ -431,7 +442,7 @@ pub fn build_report(
         timestamp: wall.timestamp,
         timestamp_ms: wall.timestamp_ms,
         time: wall.ctime.clone(),
-        global_options: jobs.global_options.clone(),
+        global_options: fio_order(&jobs.global_options),
         ..RunReport::default()
     };
     // Headers: one per job section, groups as expanded.
@@ -482,7 +493,7 @@ pub fn build_report(
         let spec = &jobs.jobs[t.spec];
         let mut jr = JobReport::new(&t.name, t.groupid, i as u32, spec.iodepth, t.stats.clone());
         jr.ctime = wall.ctime.clone();
-        jr.job_options = spec.raw_options.clone();
+        jr.job_options = fio_order(&spec.raw_options);
         jr.kb_base = spec.kb_base;
         jr.unit_base = if spec.unit_base == 1 {
             UnitBase::Bits

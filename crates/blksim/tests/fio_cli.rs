@@ -229,3 +229,48 @@ fn progress_bar_only_on_a_terminal_and_without_effect() {
         "the report is the same with and without the bar"
     );
 }
+
+/// The JSON's "global options" and "job options" list the options in fio's order: by
+/// priority first (`kb_base`, `unit_base`, `cpus_allowed_policy` before the others,
+/// `filename` after them), as written otherwise; compared key by key with the real fio.
+#[test]
+fn option_lists_are_in_fios_order() {
+    let d = tmpdir("order");
+    let f = d.join("order.fio");
+    std::fs::write(
+        &f,
+        format!(
+            "[global]\nfilename={0}/x.dat\nsize=1m\nunit_base=8\nrw=read\nkb_base=1000\n\
+             ioengine=null\ncpus_allowed_policy=split\n[a]\nnumber_ios=10\nfilename={0}/y.dat\n\
+             bs=8k\nkb_base=1024\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let f = f.to_str().unwrap();
+    // Read the keys from the text: a JSON map would not keep their order.
+    let keys = |out: &Output| -> (Vec<String>, Vec<String>) {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let t = text(&out.stdout);
+        let names = |obj: &str| -> Vec<String> {
+            let from = t.find(&format!("\"{obj}\" : {{")).expect(obj);
+            t[from..]
+                .lines()
+                .skip(1)
+                .take_while(|l| !l.trim_start().starts_with('}'))
+                .map(|l| l.trim().split('"').nth(1).unwrap().to_string())
+                .collect()
+        };
+        (names("global options"), names("job options"))
+    };
+    let ours = keys(&blksim(&[
+        "run",
+        f,
+        "--device=null_blk",
+        "--output-format=json",
+    ]));
+    let theirs = keys(&fio(&[f, "--output-format=json"]));
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.0.first().map(String::as_str), Some("unit_base"));
+    assert_eq!(ours.0.last().map(String::as_str), Some("filename"));
+}
