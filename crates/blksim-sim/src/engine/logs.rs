@@ -130,62 +130,44 @@ impl TaskLogs {
                 files.push(LogFile { path, private });
                 Ok(Box::new(BufWriter::new(f)))
             };
-        let lat_pre = l.lat.clone();
-        let (lat, slat, clat) = match &lat_pre {
-            Some(p) => (
-                Some(SampleLog::new(
-                    open("write_lat_log", p, "lat")?,
-                    l.avg_msec,
-                    true,
-                    l.max_value,
-                    fmt,
-                )),
-                // Sync engines record no submission latency: fio creates the file, empty.
-                Some(SampleLog::new(
-                    open("write_lat_log", p, "slat")?,
-                    l.avg_msec,
-                    true,
-                    l.max_value,
-                    fmt,
-                )),
-                Some(SampleLog::new(
-                    open("write_lat_log", p, "clat")?,
-                    l.avg_msec,
-                    true,
-                    l.max_value,
-                    fmt,
-                )),
-            ),
-            None => (None, None, None),
+        // One value log: `inline` logs are filled from the I/O path (latencies), the others
+        // from the bw / IOPS windows.
+        let mut values = |option: &'static str,
+                          prefix: &Option<String>,
+                          kind: &str,
+                          avg: u64,
+                          inline: bool|
+         -> Result<Option<SampleLog>, String> {
+            prefix
+                .as_deref()
+                .map(|p| -> Result<SampleLog, String> {
+                    Ok(SampleLog::new(
+                        open(option, p, kind)?,
+                        avg,
+                        inline,
+                        l.max_value,
+                        fmt,
+                    ))
+                })
+                .transpose()
         };
-        let hist = match &l.hist {
-            Some(p) => Some(HistLog::new(
-                open("write_hist_log", p, "clat_hist")?,
-                l.hist_msec,
-                l.hist_coarseness,
-            )),
-            None => None,
-        };
-        let bw = match &l.bw {
-            Some(p) => Some(SampleLog::new(
-                open("write_bw_log", p, "bw")?,
-                s.bw_log_avg,
-                false,
-                l.max_value,
-                fmt,
-            )),
-            None => None,
-        };
-        let iops = match &l.iops {
-            Some(p) => Some(SampleLog::new(
-                open("write_iops_log", p, "iops")?,
-                s.iops_log_avg,
-                false,
-                l.max_value,
-                fmt,
-            )),
-            None => None,
-        };
+        let lat = values("write_lat_log", &l.lat, "lat", l.avg_msec, true)?;
+        // Sync engines record no submission latency: fio creates the file, empty.
+        let slat = values("write_lat_log", &l.lat, "slat", l.avg_msec, true)?;
+        let clat = values("write_lat_log", &l.lat, "clat", l.avg_msec, true)?;
+        let bw = values("write_bw_log", &l.bw, "bw", s.bw_log_avg, false)?;
+        let iops = values("write_iops_log", &l.iops, "iops", s.iops_log_avg, false)?;
+        let hist = l
+            .hist
+            .as_deref()
+            .map(|p| -> Result<HistLog, String> {
+                Ok(HistLog::new(
+                    open("write_hist_log", p, "clat_hist")?,
+                    l.hist_msec,
+                    l.hist_coarseness,
+                ))
+            })
+            .transpose()?;
         Ok(Some(TaskLogs {
             lat,
             slat,
