@@ -244,6 +244,12 @@ pub fn compare_text(paths: &[String]) -> Result<String, String> {
     if paths.len() < 2 {
         return Err(format!("compare: give at least two JSON reports\n{USAGE}"));
     }
+    if paths.len() > 26 {
+        return Err(format!(
+            "compare: {} reports; at most 26 (named A to Z) at a time",
+            paths.len()
+        ));
+    }
     let docs: Vec<Doc> = paths.iter().map(|p| load(p)).collect::<Result<_, _>>()?;
     let mut o = String::new();
     for (i, d) in docs.iter().enumerate() {

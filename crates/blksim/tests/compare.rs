@@ -183,3 +183,41 @@ fn real_fio_reports_compare_too() {
     let c = row(&out, "clat mean us");
     assert_eq!(c[1], "10.000", "null_blk's 10 us:\n{out}");
 }
+
+/// Whatever the files hold (cut short, garbled, not fio's, the wrong types), compare answers
+/// with a report or an error naming the file; it never panics.
+#[test]
+fn bad_input_is_an_error_naming_the_file() {
+    let d = tmpdir("bad");
+    let good = report(1000.0, 4000, 250_000.0, 900_000);
+    std::fs::write(d.join("good.json"), &good).unwrap();
+    let mut cases: Vec<String> = vec![
+        String::new(),
+        "not json at all\n".into(),
+        "{\n".into(),
+        "{\n  \"jobs\" : 3\n}\n".into(),
+        "{\n  \"jobs\" : [ { \"read\" : { \"io_bytes\" : \"many\", \"iops\" : [] } } ]\n}\n".into(),
+        "{\n  \"jobs\" : [], \"blksim\" : { \"seeds\" : [ {}, { \"jobs\" : 7 } ] }\n}\n".into(),
+    ];
+    // Every prefix of a good report, cut at each of 40 places.
+    for k in 1..40 {
+        cases.push(good[..good.len() * k / 40].to_string());
+    }
+    for (i, c) in cases.iter().enumerate() {
+        let name = format!("bad{i}.json");
+        std::fs::write(d.join(&name), c).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .current_dir(&d)
+            .args(["compare", "good.json", &name])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "case {i}: {err}");
+        if !o.status.success() {
+            assert!(
+                err.contains(&name),
+                "case {i}: the error names the file: {err}"
+            );
+        }
+    }
+}
