@@ -224,6 +224,7 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("description", &[], T::Str, "", C::Job, "Text job description", set_description),
     m("numjobs", &[], T::Int, "1", C::Job, "Duplicate this job this many times", set_numjobs),
     // ---- log files (fio's iolog.c / stat.c) -----------------------------------------------
+    m("write_iolog", &[], T::Str, "", C::Reporting, "Store IO pattern to file", set_write_iolog),
     m("write_bw_log", &[], T::OptStr, "", C::Reporting, "Write log of bandwidth during run", set_write_bw_log),
     m("write_lat_log", &[], T::OptStr, "", C::Reporting, "Write log of latency during run", set_write_lat_log),
     m("write_iops_log", &[], T::OptStr, "", C::Reporting, "Write log of IOPS during run", set_write_iops_log),
@@ -548,7 +549,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("dedupe_mode", "Mode for the deduplication buffer generation"),
     ign("dedupe_working_set_percentage", "Dedupe working set size in percentages from file or device size"),
     ign("disk_util", "Log disk utilization statistics"),
-    ign("write_iolog", "Store IO pattern to file"),
     ign("log_issue_time", "Include issue time of IO for each log entry"),
     ign("log_compression", "Log in compressed chunks of this size"),
     ign("log_compression_cpus", "Limit log compression to these CPUs"),
@@ -812,6 +812,16 @@ fn set_name(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), Stri
 
 fn set_description(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.description = Some(v.trim().to_string());
+    Ok(())
+}
+
+/// `write_iolog`: the file the issued I/O is written to (fio version 3 iolog).
+fn set_write_iolog(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err("needs a file name".into());
+    }
+    j.write_iolog = Some(v.to_string());
     Ok(())
 }
 

@@ -292,6 +292,8 @@ pub struct JobSpec {
     pub iopsavgtime_ms: u64,
     /// fio's per-job log files.
     pub logs: LogSpec,
+    /// `write_iolog`: where the issued I/O goes, as a fio version 3 iolog.
+    pub write_iolog: Option<String>,
     /// `unified_rw_reporting`: "none", "mixed", "both".
     pub unified_rw_reporting: String,
     /// `verify=` method name (None = off) and `do_verify`.
@@ -451,6 +453,7 @@ impl Default for JobSpec {
             bwavgtime_ms: 500,
             iopsavgtime_ms: 500,
             logs: LogSpec::default(),
+            write_iolog: None,
             unified_rw_reporting: "none".into(),
             verify: None,
             do_verify: true,

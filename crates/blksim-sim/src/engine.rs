@@ -8,6 +8,7 @@
 
 mod do_io;
 pub mod explain;
+mod iolog;
 mod logs;
 mod sync;
 mod task;
@@ -249,6 +250,7 @@ impl Sim {
         }
         let mut tasks = Vec::with_capacity(clones.len());
         let mut shared_logs = Vec::new();
+        let mut iologs_made = Vec::new();
         for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
             let spec = &specs[*spec_idx];
             // Semantic errors name the job file line (or command-line option) they concern.
@@ -290,6 +292,27 @@ impl Sim {
                 ..StatsOptions::default()
             };
             let task_logs = logs::TaskLogs::open(spec, i + 1, &samp, &mut shared_logs)?;
+            let iolog = match &spec.write_iolog {
+                Some(path) => {
+                    let file = spec
+                        .filename
+                        .clone()
+                        .unwrap_or_else(|| format!("{}.{clone}.0", spec.name));
+                    let w = iolog::IoLogWriter::create(
+                        path,
+                        file,
+                        *clone,
+                        spec.numjobs > 1,
+                        &mut iologs_made,
+                    )
+                    .map_err(|e| {
+                        spec.error_at(&["write_iolog"], format!("cannot write {path}: {e}"))
+                            .to_string()
+                    })?;
+                    Some(Box::new(w))
+                }
+                None => None,
+            };
             let mut delay_rng = streams.stream(&format!("job{i}.startdelay"));
             let (lo, hi) = spec.startdelay_ns;
             let start_delay = if hi > lo {
@@ -303,6 +326,7 @@ impl Sim {
                 groupid: *groupid,
                 cpu: job_cpu(spec, i, platform.nr_cpus)?,
                 logs: task_logs.map(Box::new),
+                iolog,
                 sys_ns: 0,
                 ctx_switches: 0,
                 gen: Some(gen),

@@ -314,3 +314,68 @@ fn real_fio_writes_the_same_files() {
         assert_eq!(cols(&a), cols(&b), "{name}: columns");
     }
 }
+
+/// `write_iolog` writes the I/O a job issued as a fio version 3 iolog, and the real fio
+/// replays it (`read_iolog`, on its null engine): the I/Os fio then does, read from its own
+/// per-I/O latency log with offsets, are ours, in order. (fio refuses `write_iolog` together
+/// with `read_iolog`, so its latency log is the witness.)
+#[test]
+fn real_fio_replays_the_iolog() {
+    let d = tmpdir("iolog");
+    run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=r",
+            "--rw=randrw",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--size=64m",
+            "--number_ios=500",
+            "--fsync=50",
+            "--write_iolog=r.iolog",
+        ],
+    );
+    let log = std::fs::read_to_string(d.join("r.iolog")).unwrap();
+    let lines: Vec<Vec<&str>> = log.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(log.lines().next(), Some("fio version 3 iolog"));
+    assert_eq!(lines[1], ["0", "r.0.0", "add"]);
+    assert_eq!(lines[2], ["0", "r.0.0", "open"]);
+    assert_eq!(lines.last().unwrap()[1..], ["r.0.0", "close"]);
+    let ios: Vec<(u64, u64, u64)> = lines
+        .iter()
+        .filter(|l| l.len() == 5 && (l[2] == "read" || l[2] == "write"))
+        .map(|l| {
+            (
+                u64::from(l[2] == "write"),
+                l[4].parse().unwrap(),
+                l[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(ios.len(), 500);
+    assert!(lines.iter().any(|l| l.len() == 5 && l[2] == "sync"));
+    let times: Vec<u64> = lines[1..].iter().map(|l| l[0].parse().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "times in order");
+
+    let o = Command::new("fio")
+        .current_dir(&d)
+        .args([
+            "--name=r",
+            "--ioengine=null",
+            "--read_iolog=r.iolog",
+            "--replay_no_stall=1",
+            "--write_lat_log=f",
+            "--log_offset=1",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("real fio: {e}; {INSTALL}"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let replayed: Vec<(u64, u64, u64)> = rows(&d.join("f_clat.1.log"))
+        .iter()
+        .map(|r| (r[2], r[3], r[4]))
+        .collect();
+    assert_eq!(replayed, ios);
+}

@@ -14,6 +14,9 @@ impl Sim {
         }
         task.state = TaskState::Running;
         task.start_ns = now;
+        if let Some(l) = task.iolog.as_mut() {
+            l.start(now);
+        }
         task.stats = JobStats::new(now, &task.stats_opts);
         self.pump(t, now);
     }
@@ -261,6 +264,15 @@ impl Sim {
                 self.null_busy_reap(t, now);
             }
             let task = &mut self.tasks[t];
+            if let Some(l) = task.iolog.as_mut() {
+                // `log_io_u`, with `io_ddir_name`.
+                let what = match io.ddir {
+                    Ddir::Read => "read",
+                    Ddir::Write => "write",
+                    Ddir::Trim => "trim",
+                };
+                l.io(now, what, io.offset, io.len);
+            }
             let id = task.ious.insert(IoUnit {
                 ddir: io.ddir,
                 offset: io.offset,
@@ -728,6 +740,12 @@ impl Sim {
         // without costs.
         task.stats.sys_time_ms = task.sys_ns / 1_000_000;
         task.stats.ctx = task.ctx_switches;
+        if let Some(l) = task.iolog.as_mut() {
+            l.finish(now);
+            if let Some(e) = l.error.take() {
+                self.trace_error.get_or_insert(e);
+            }
+        }
         if let Some(l) = task.logs.as_mut() {
             let ep = task.stats.start_ns;
             l.windows(&task.stats.window_log, ep);

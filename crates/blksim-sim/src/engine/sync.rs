@@ -11,6 +11,7 @@ impl Sim {
     /// queues fsync asynchronously (io_uring).
     pub(super) fn issue_sync(&mut self, t: usize, now: Ns, kind: SyncKind) {
         let task = &mut self.tasks[t];
+        log_sync(task, now, kind);
         let id = task.ious.insert(IoUnit {
             ddir: Ddir::Write,
             offset: 0,
@@ -82,6 +83,7 @@ impl Sim {
     /// the commit, and counted as a sync when reaped.
     pub(super) fn queue_null_sync(&mut self, t: usize, now: Ns, kind: SyncKind) {
         let task = &mut self.tasks[t];
+        log_sync(task, now, kind);
         let id = task.ious.insert(IoUnit {
             ddir: Ddir::Write,
             offset: 0,
@@ -128,5 +130,18 @@ impl Sim {
             let now = now.max(self.clk);
             self.submit_flush(t, id, now);
         }
+    }
+}
+
+/// A sync io_u in the `write_iolog` (`end_fsync`'s fsync(2) is not an io_u and is not
+/// logged); fio's offset and length of a sync mean nothing, they are logged as 0.
+fn log_sync(task: &mut Task, now: Ns, kind: SyncKind) {
+    let what = match kind {
+        SyncKind::Fsync => "sync",
+        SyncKind::Fdatasync => "datasync",
+        SyncKind::EndFsync => return,
+    };
+    if let Some(l) = task.iolog.as_mut() {
+        l.io(now, what, 0, 0);
     }
 }

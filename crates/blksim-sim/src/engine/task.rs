@@ -71,6 +71,8 @@ pub(crate) struct Task {
     /// model), for fio's `cpu` line.
     pub(crate) sys_ns: Ns,
     pub(crate) ctx_switches: u64,
+    /// `write_iolog`: the I/O this clone issues, as a fio iolog.
+    pub(crate) iolog: Option<Box<super::iolog::IoLogWriter>>,
     /// fio's log files for this clone, if the job writes any.
     pub(crate) logs: Option<Box<super::logs::TaskLogs>>,
     pub(crate) gen: Option<IoGen>,
