@@ -473,12 +473,15 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("write_barrier", C::Sync, "Make every Nth write a barrier write"),
     unm("sync_file_range", C::Sync, "Use sync_file_range()"),
     unm("fsync_on_close", C::Sync, "fsync files on close"),
-    unm("read_iolog", C::IoType, "Playback IO pattern from file"),
-    unm("replay_no_stall", C::IoType, "Playback IO pattern file as fast as possible without stalls"),
-    unm("replay_redirect", C::IoType, "Replay all I/O onto this device, regardless of trace device"),
-    unm("replay_scale", C::IoType, "Align offsets to this blocksize"),
-    unm("replay_align", C::IoType, "Scale offset down by this factor"),
-    unm("replay_time_scale", C::IoType, "Scale time for replay events"),
+    m("read_iolog", &[], T::Str, "", C::IoType, "Playback IO pattern from file", set_read_iolog),
+    m("replay_no_stall", &[], T::Bool, "0", C::IoType,
+      "Playback IO pattern file as fast as possible without stalls", set_replay_no_stall),
+    m("replay_redirect", &[], T::Str, "", C::IoType,
+      "Replay all I/O onto this device, regardless of trace device", set_replay_redirect),
+    m("replay_scale", &[], T::Int, "1", C::IoType, "Scale offset down by this factor", set_replay_scale),
+    m("replay_align", &[], T::Int, "0", C::IoType, "Align offsets to this blocksize", set_replay_align),
+    m("replay_time_scale", &[], T::Int, "100", C::IoType, "Scale time for replay events",
+      set_replay_time_scale),
     unm("replay_skip", C::IoType, "Skip certain IO types (read,write,trim,flush)"),
     unm("merge_blktrace_file", C::IoType, "Merged blktrace output filename"),
     unm("verify_only", C::Verify, "Verifies previously written data is still valid"),
@@ -812,6 +815,47 @@ fn set_name(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), Stri
 
 fn set_description(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.description = Some(v.trim().to_string());
+    Ok(())
+}
+
+/// `read_iolog`: a fio iolog to replay (version 2 or 3).
+fn set_read_iolog(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err("needs a file name".into());
+    }
+    j.replay.file = Some(v.to_string());
+    Ok(())
+}
+
+fn set_replay_no_stall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.replay.no_stall = parse_bool(v)?;
+    Ok(())
+}
+
+/// One simulated device takes every I/O of the log whatever file it names: accepted.
+fn set_replay_redirect(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.replay.redirect = Some(v.trim().to_string());
+    Ok(())
+}
+
+fn set_replay_scale(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.replay.scale = parse_uint(v, j.kb_base, u64::MAX)?.max(1);
+    Ok(())
+}
+
+fn set_replay_align(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let a = parse_uint(v, j.kb_base, 1 << 40)?;
+    if a > 1 && !a.is_power_of_two() {
+        return Err(format!("{a} is not a power of 2"));
+    }
+    j.replay.align = a;
+    Ok(())
+}
+
+/// `replay_time_scale`: percent of the recorded time (fio: 1 and up, 100 = as recorded).
+fn set_replay_time_scale(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.replay.time_scale_pct = u32_of(v, j.kb_base, 1, 1_000_000)? as u64;
     Ok(())
 }
 

@@ -294,6 +294,8 @@ pub struct JobSpec {
     pub logs: LogSpec,
     /// `write_iolog`: where the issued I/O goes, as a fio version 3 iolog.
     pub write_iolog: Option<String>,
+    /// `read_iolog` and the `replay_*` options.
+    pub replay: ReplaySpec,
     /// `unified_rw_reporting`: "none", "mixed", "both".
     pub unified_rw_reporting: String,
     /// `verify=` method name (None = off) and `do_verify`.
@@ -320,6 +322,33 @@ pub struct JobSpec {
     /// `io_submit_mode=offload`: submission follows the rate regardless of completions (the
     /// fixed-rate and poisson examples use it). false = `inline`, fio's default.
     pub io_submit_offload: bool,
+}
+
+/// `read_iolog` and how it is replayed (`replay_no_stall`, `replay_time_scale`,
+/// `replay_scale`, `replay_align`, `replay_redirect`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplaySpec {
+    pub file: Option<String>,
+    pub no_stall: bool,
+    /// Percent of the recorded time (100: as recorded).
+    pub time_scale_pct: u64,
+    /// Offsets divided by this (1: as recorded) and aligned down to this (0, 1: not).
+    pub scale: u64,
+    pub align: u64,
+    pub redirect: Option<String>,
+}
+
+impl Default for ReplaySpec {
+    fn default() -> Self {
+        ReplaySpec {
+            file: None,
+            no_stall: false,
+            time_scale_pct: 100,
+            scale: 1,
+            align: 0,
+            redirect: None,
+        }
+    }
 }
 
 /// fio's per-job log files: `write_bw_log`, `write_lat_log`, `write_iops_log`,
@@ -454,6 +483,7 @@ impl Default for JobSpec {
             iopsavgtime_ms: 500,
             logs: LogSpec::default(),
             write_iolog: None,
+            replay: ReplaySpec::default(),
             unified_rw_reporting: "none".into(),
             verify: None,
             do_verify: true,

@@ -33,7 +33,11 @@ fn accepted_files() -> Vec<PathBuf> {
 
 /// The environment the corpus expects (tests/jobs/README.md).
 fn env(k: &str) -> Option<String> {
-    (k == "CORPUS_BS").then(|| "8k".to_string())
+    match k {
+        "CORPUS_BS" => Some("8k".to_string()),
+        "CORPUS_DIR" => Some(corpus().display().to_string()),
+        _ => None,
+    }
 }
 
 fn parse(path: &Path) -> Result<JobSet, ParseError> {

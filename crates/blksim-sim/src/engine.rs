@@ -292,6 +292,21 @@ impl Sim {
                 ..StatsOptions::default()
             };
             let task_logs = logs::TaskLogs::open(spec, i + 1, &samp, &mut shared_logs)?;
+            let replay = match &spec.replay.file {
+                Some(path) => {
+                    let r = &spec.replay;
+                    let opts = blksim_workload::iolog::ReplayOpts {
+                        no_stall: r.no_stall,
+                        time_scale_pct: r.time_scale_pct,
+                        scale: r.scale,
+                        align: r.align,
+                    };
+                    let rd = blksim_workload::iolog::IologReader::open(path, opts)
+                        .map_err(|e| spec.error_at(&["read_iolog"], e).to_string())?;
+                    Some(Box::new(rd))
+                }
+                None => None,
+            };
             let iolog = match &spec.write_iolog {
                 Some(path) => {
                     let file = spec
@@ -327,6 +342,9 @@ impl Sim {
                 cpu: job_cpu(spec, i, platform.nr_cpus)?,
                 logs: task_logs.map(Box::new),
                 iolog,
+                replay,
+                replay_due: None,
+                last_issue: 0,
                 sys_ns: 0,
                 ctx_switches: 0,
                 gen: Some(gen),

@@ -44,6 +44,7 @@
 
 mod axmap;
 mod dist;
+pub mod iolog;
 
 pub use axmap::Axmap;
 pub use blksim_job::Ddir;

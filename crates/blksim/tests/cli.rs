@@ -74,6 +74,7 @@ fn every_corpus_job_file_runs_or_fails_located() {
         // The files are short by themselves: no runtime override.
         let o = bin()
             .env("CORPUS_BS", "8k")
+            .env("CORPUS_DIR", corpus())
             .args([
                 "run",
                 f.to_str().unwrap(),

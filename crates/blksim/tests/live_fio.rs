@@ -50,7 +50,9 @@ fn fio() -> Command {
         "blksim follows fio 3.33 and these comparisons are against it; {INSTALL}"
     );
     let mut c = Command::new("fio");
-    c.env("CORPUS_BS", "8k").current_dir(scratch());
+    c.env("CORPUS_BS", "8k")
+        .env("CORPUS_DIR", corpus(""))
+        .current_dir(scratch());
     c
 }
 
@@ -65,6 +67,7 @@ fn blksim() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_blksim"));
     c.env("BLKSIM_FAKE_TIME", "1795310737")
         .env("CORPUS_BS", "8k")
+        .env("CORPUS_DIR", corpus(""))
         .current_dir(scratch());
     c
 }

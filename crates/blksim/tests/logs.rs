@@ -379,3 +379,147 @@ fn real_fio_replays_the_iolog() {
         .collect();
     assert_eq!(replayed, ios);
 }
+
+/// The I/O lines of a fio v3 iolog: (time µs, direction, offset, length).
+fn iolog_ios(path: &Path) -> Vec<(u64, String, u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|f| f.len() == 5 && ["read", "write", "trim"].contains(&f[2]))
+        .map(|f| {
+            (
+                f[0].parse().unwrap(),
+                f[2].to_string(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `read_iolog` replays as fio does: a job's `write_iolog` replays to the same I/Os in the
+/// same order; timed replay issues each I/O at the recorded time, scaled by
+/// `replay_time_scale`, exactly on the ideal null_blk; `replay_no_stall` as fast as the
+/// queue allows; and a log the real fio wrote replays too.
+#[test]
+fn read_iolog_replays_fio_logs() {
+    let d = tmpdir("replay");
+    // 1 ms apart (rate_iops), served in 10 µs: the recorded times are the issue times.
+    run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=a",
+            "--rw=randrw",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--number_ios=400",
+            "--rate_iops=1000",
+            "--write_iolog=a.iolog",
+        ],
+    );
+    let a = iolog_ios(&d.join("a.iolog"));
+    assert_eq!(a.len(), 400);
+    let replay = |name: &str, extra: &[&str]| -> Vec<(u64, String, u64, u64)> {
+        let out = format!("--write_iolog={name}");
+        let mut args = vec![
+            "--device=null_blk",
+            "--name=b",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--read_iolog=a.iolog",
+            &out,
+        ];
+        args.extend_from_slice(extra);
+        run_in(&d, &args);
+        iolog_ios(&d.join(name))
+    };
+    let same = |x: &[(u64, String, u64, u64)]| -> Vec<(String, u64, u64)> {
+        x.iter().map(|(_, d, o, l)| (d.clone(), *o, *l)).collect()
+    };
+    let timed = replay("b.iolog", &[]);
+    assert_eq!(same(&timed), same(&a));
+    let ta: Vec<u64> = a.iter().map(|x| x.0).collect();
+    let tb: Vec<u64> = timed.iter().map(|x| x.0).collect();
+    assert_eq!(tb, ta, "issued at the recorded times");
+    let fast = replay("c.iolog", &["--replay_time_scale=200"]);
+    for (x, y) in fast.iter().zip(&a) {
+        assert!(x.0.abs_diff(y.0 / 2) <= 1, "{} vs {}/2", x.0, y.0);
+    }
+    let nostall = replay("n.iolog", &["--replay_no_stall=1"]);
+    assert_eq!(same(&nostall), same(&a));
+    assert!(nostall.last().unwrap().0 < a.last().unwrap().0 / 50);
+
+    // A log written by the real fio (its null engine) replays to its I/Os.
+    let o = Command::new("fio")
+        .current_dir(&d)
+        .args([
+            "--name=f",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=64m",
+            "--number_ios=300",
+            "--write_iolog=f.iolog",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("real fio: {e}; {INSTALL}"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let f = iolog_ios(&d.join("f.iolog"));
+    assert_eq!(f.len(), 300);
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .current_dir(&d)
+        .args([
+            "run",
+            "--device=null_blk",
+            "--name=g",
+            "--read_iolog=f.iolog",
+            "--replay_no_stall=1",
+            "--write_iolog=g.iolog",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(same(&iolog_ios(&d.join("g.iolog"))), same(&f));
+}
+
+/// A log that is not one, or a record that cannot be replayed, stops the run with the file
+/// and the line.
+#[test]
+fn bad_iologs_are_located_errors() {
+    let d = tmpdir("badlog");
+    for (text, want) in [
+        ("not a log\n", "x.iolog:1: not a fio iolog"),
+        (
+            "fio version 3 iolog\n0 f add\n5 f read 4096 x\n",
+            "x.iolog:3: length 'x'",
+        ),
+        (
+            "fio version 3 iolog\n0 f read 100 4096\n",
+            "x.iolog:2: read of 4096 bytes at 100",
+        ),
+    ] {
+        std::fs::write(d.join("x.iolog"), text).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .current_dir(&d)
+            .args([
+                "run",
+                "--device=null_blk",
+                "--name=r",
+                "--read_iolog=x.iolog",
+            ])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{text}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}

@@ -14,6 +14,7 @@ impl Sim {
         }
         task.state = TaskState::Running;
         task.start_ns = now;
+        task.last_issue = now;
         if let Some(l) = task.iolog.as_mut() {
             l.start(now);
         }
@@ -184,6 +185,47 @@ impl Sim {
                 Some(io) => io,
                 None => match if task.in_verify {
                     task.verify_reads.as_mut().and_then(|r| r.next())
+                } else if let Some(r) = task.replay.as_mut() {
+                    // `read_iolog_get`: the log's next I/O, held until its gap has passed
+                    // since the last issue (`iolog_delay`), or its `wait` time.
+                    match r.next_io() {
+                        Ok(Some(x)) => {
+                            let due = match x.at_ns {
+                                Some(at) => task.start_ns.saturating_add(at),
+                                None => task.last_issue.saturating_add(x.gap_ns),
+                            };
+                            task.replay_due = (x.gap_ns > 0 || x.at_ns.is_some()).then_some(due);
+                            let end = x.io.offset.checked_add(x.io.len);
+                            let bad = if end.is_none_or(|e| e > self.capacity_bytes) {
+                                Some("beyond the end of the device")
+                            } else if x.io.offset % 512 != 0 || x.io.len % 512 != 0 {
+                                Some("not in whole 512-byte sectors (direct I/O)")
+                            } else {
+                                None
+                            };
+                            if let Some(why) = bad {
+                                let at = r.location();
+                                self.trace_error.get_or_insert(format!(
+                                    "read_iolog: {at}: {} of {} bytes at {} is {why}",
+                                    match x.io.ddir {
+                                        Ddir::Read => "read",
+                                        Ddir::Write => "write",
+                                        Ddir::Trim => "trim",
+                                    },
+                                    x.io.len,
+                                    x.io.offset
+                                ));
+                                None
+                            } else {
+                                Some(x.io)
+                            }
+                        }
+                        Ok(None) => None,
+                        Err(e) => {
+                            self.trace_error.get_or_insert(format!("read_iolog: {e}"));
+                            None
+                        }
+                    }
                 } else {
                     task.gen.as_mut().and_then(|g| g.next())
                 } {
@@ -225,6 +267,21 @@ impl Sim {
                 let now = now.max(self.clk);
                 self.issue_sync(t, now, SyncKind::from(datasync));
                 continue;
+            }
+            // Replay: not before the log's time for this I/O.
+            if let Some(due) = task.replay_due {
+                if now < due {
+                    task.held = Some(io);
+                    task.wait = Wait::Sleeping;
+                    if !task.pending.is_empty() {
+                        self.commit(t, now);
+                    }
+                    let task = &mut self.tasks[t];
+                    let wake = due.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
+                    self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+                    return;
+                }
+                task.replay_due = None;
             }
             // Rate limiting (`rate_iops`, `rate`): the issue time of the next I/O of this
             // direction follows the I/Os already issued (`usec_for_io`).
@@ -324,6 +381,7 @@ impl Sim {
             let id = task.commit_batch[i];
             let io = task.ious.get_mut(id);
             io.issue = now;
+            task.last_issue = now;
             if let Some(ex) = self.explain.as_mut() {
                 if !io.is_sync() {
                     ex.issued(t as u32, id);

@@ -71,6 +71,11 @@ pub(crate) struct Task {
     /// model), for fio's `cpu` line.
     pub(crate) sys_ns: Ns,
     pub(crate) ctx_switches: u64,
+    /// `read_iolog`: the log this clone replays, when its next I/O may be issued, and when
+    /// the last one was (fio's `last_issue`, which `iolog_delay` counts from).
+    pub(crate) replay: Option<Box<blksim_workload::iolog::IologReader>>,
+    pub(crate) replay_due: Option<Ns>,
+    pub(crate) last_issue: Ns,
     /// `write_iolog`: the I/O this clone issues, as a fio iolog.
     pub(crate) iolog: Option<Box<super::iolog::IoLogWriter>>,
     /// fio's log files for this clone, if the job writes any.
