@@ -344,6 +344,7 @@ impl Sim {
                 iolog,
                 replay,
                 replay_due: None,
+                replay_sync: None,
                 last_issue: 0,
                 sys_ns: 0,
                 ctx_switches: 0,

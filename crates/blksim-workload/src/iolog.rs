@@ -8,18 +8,24 @@
 //! none with `replay_no_stall`). A version 2 `wait` waits until that many µs since the start.
 //! File lines (`add`, `open`, `close`) name files; the simulation has one device, so they
 //! only pass their gap on. Offsets are divided by `replay_scale` and aligned down to
-//! `replay_align`. `sync`/`datasync` lines are counted, not replayed (the engine's syncs follow
-//! `fsync=`): [`IologReader::syncs_skipped`].
+//! `replay_align`. `sync` and `datasync` lines are flushes (fsync, fdatasync).
 
 use blksim_job::Ddir;
 use std::io::BufRead;
 
 use crate::IoU;
 
-/// One I/O of the log and when it may be issued.
+/// What a log line asks for: an I/O, or a flush (`sync`, `datasync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayOp {
+    Io(IoU),
+    Sync { datasync: bool },
+}
+
+/// One I/O (or flush) of the log and when it may be issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReplayIo {
-    pub io: IoU,
+    pub op: ReplayOp,
     /// Version 3: ns that must pass since the previous I/O's issue (fio's `ipo->delay`
     /// net of the time since `last_issue`). Version 2 `wait`: see [`ReplayIo::at_ns`].
     pub gap_ns: u64,
@@ -46,7 +52,6 @@ pub struct IologReader {
     /// Gap carried from file lines to the next I/O (µs, unscaled).
     carry_us: u64,
     pending_wait_us: Option<u64>,
-    pub syncs_skipped: u64,
     buf: String,
 }
 
@@ -85,7 +90,6 @@ impl IologReader {
             last_ttime: None,
             carry_us: 0,
             pending_wait_us: None,
-            syncs_skipped: 0,
             buf: String::new(),
         })
     }
@@ -156,9 +160,14 @@ impl IologReader {
                 "write" => Some(Ddir::Write),
                 "trim" => Some(Ddir::Trim),
                 "sync" | "datasync" => {
-                    self.syncs_skipped += 1;
-                    self.carry_us += gap_us;
-                    continue;
+                    let gap = (gap_us + std::mem::take(&mut self.carry_us)).saturating_mul(1000);
+                    return Ok(Some(ReplayIo {
+                        op: ReplayOp::Sync {
+                            datasync: act == "datasync",
+                        },
+                        gap_ns: gap,
+                        at_ns: self.pending_wait_us.take().map(|u| u.saturating_mul(1000)),
+                    }));
                 }
                 "add" | "open" | "close" => {
                     self.carry_us += gap_us;
@@ -192,7 +201,7 @@ impl IologReader {
             }
             let gap = (gap_us + std::mem::take(&mut self.carry_us)).saturating_mul(1000);
             return Ok(Some(ReplayIo {
-                io: IoU { ddir, offset, len },
+                op: ReplayOp::Io(IoU { ddir, offset, len }),
                 gap_ns: gap,
                 at_ns: self.pending_wait_us.take().map(|u| u.saturating_mul(1000)),
             }));
@@ -219,51 +228,55 @@ mod tests {
         align: 1,
     };
 
+    fn io(x: ReplayIo) -> IoU {
+        match x.op {
+            ReplayOp::Io(io) => io,
+            ReplayOp::Sync { .. } => panic!("a sync"),
+        }
+    }
+
     #[test]
     fn v3_gaps_scale_and_file_lines_pass_their_gap_on() {
         let log = "fio version 3 iolog\n0 f add\n10 f open\n110 f read 4096 512\n\
                    150 f sync 0 0\n350 f write 8192 4096\n400 f close\n";
         let mut r = reader(log, OPTS).unwrap();
         let a = r.next_io().unwrap().unwrap();
+        let ai = io(a);
         assert_eq!(
-            (a.io.ddir, a.io.offset, a.io.len, a.gap_ns),
+            (ai.ddir, ai.offset, ai.len, a.gap_ns),
             (Ddir::Read, 4096, 512, 110_000)
         );
+        let s = r.next_io().unwrap().unwrap();
+        assert_eq!(
+            (s.op, s.gap_ns),
+            (ReplayOp::Sync { datasync: false }, 40_000)
+        );
         let b = r.next_io().unwrap().unwrap();
-        assert_eq!((b.io.ddir, b.gap_ns), (Ddir::Write, 240_000));
+        assert_eq!((io(b).ddir, b.gap_ns), (Ddir::Write, 200_000));
         assert_eq!(r.next_io().unwrap(), None);
-        assert_eq!(r.syncs_skipped, 1);
         // Twice as fast, and no stall at all.
-        let mut r = reader(
-            log,
-            ReplayOpts {
-                time_scale_pct: 200,
-                ..OPTS
-            },
-        )
-        .unwrap();
+        let fast = ReplayOpts {
+            time_scale_pct: 200,
+            ..OPTS
+        };
+        let mut r = reader(log, fast).unwrap();
         assert_eq!(r.next_io().unwrap().unwrap().gap_ns, 55_000);
-        let mut r = reader(
-            log,
-            ReplayOpts {
-                no_stall: true,
-                ..OPTS
-            },
-        )
-        .unwrap();
+        let nostall = ReplayOpts {
+            no_stall: true,
+            ..OPTS
+        };
+        let mut r = reader(log, nostall).unwrap();
         assert_eq!(r.next_io().unwrap().unwrap().gap_ns, 0);
         // Offsets scaled down, then aligned.
-        let mut r = reader(
-            log,
-            ReplayOpts {
-                scale: 2,
-                align: 4096,
-                ..OPTS
-            },
-        )
-        .unwrap();
+        let shaped = ReplayOpts {
+            scale: 2,
+            align: 4096,
+            ..OPTS
+        };
+        let mut r = reader(log, shaped).unwrap();
         r.next_io().unwrap();
-        assert_eq!(r.next_io().unwrap().unwrap().io.offset, 4096);
+        r.next_io().unwrap();
+        assert_eq!(io(r.next_io().unwrap().unwrap()).offset, 4096);
     }
 
     #[test]

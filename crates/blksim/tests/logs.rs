@@ -451,6 +451,34 @@ fn read_iolog_replays_fio_logs() {
     }
     let nostall = replay("n.iolog", &["--replay_no_stall=1"]);
     assert_eq!(same(&nostall), same(&a));
+    // The log's flushes are replayed as flushes (fio's `sync` lines are fsyncs).
+    let with_syncs = "fio version 3 iolog\n0 f add\n0 f open\n0 f write 0 4096\n\
+                      100 f sync 0 0\n200 f write 4096 4096\n300 f datasync 0 0\n400 f close\n";
+    std::fs::write(d.join("s.iolog"), with_syncs).unwrap();
+    let v = run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=s",
+            "--read_iolog=s.iolog",
+            "--write_iolog=s2.iolog",
+        ],
+    );
+    assert_eq!(
+        v["jobs"][0]["sync"]["total_ios"].as_u64(),
+        Some(1),
+        "one fsync"
+    );
+    let back = std::fs::read_to_string(d.join("s2.iolog")).unwrap();
+    let acts: Vec<&str> = back
+        .lines()
+        .skip(1)
+        .map(|l| l.split(' ').nth(2).unwrap())
+        .collect();
+    assert_eq!(
+        acts,
+        ["add", "open", "write", "sync", "write", "datasync", "close"]
+    );
     assert!(nostall.last().unwrap().0 < a.last().unwrap().0 / 50);
 
     // A log written by the real fio (its null engine) replays to its I/Os.

@@ -5,6 +5,7 @@
 //! `continue_on_error`) and the end of the job.
 
 use super::*;
+use blksim_workload::iolog::ReplayOp;
 
 impl Sim {
     pub(super) fn task_start(&mut self, t: usize, now: Ns) {
@@ -180,6 +181,36 @@ impl Sim {
                 task.gen_done = true;
                 continue;
             }
+            // A flush of the replayed log, due now or later.
+            if let Some(kind) = task.replay_sync {
+                if let Some(due) = task.replay_due.filter(|&d| now < d) {
+                    task.wait = Wait::Sleeping;
+                    if !task.pending.is_empty() {
+                        self.commit(t, now);
+                    }
+                    let task = &mut self.tasks[t];
+                    let wake = due.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
+                    self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+                    return;
+                }
+                task.replay_due = None;
+                if task.null_queued {
+                    task.replay_sync = None;
+                    self.null_busy_reap(t, now);
+                    self.queue_null_sync(t, now, kind);
+                    continue;
+                }
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    if self.tasks[t].in_syscall != InSyscall::No {
+                        continue;
+                    }
+                }
+                self.tasks[t].replay_sync = None;
+                let now = now.max(self.clk);
+                self.issue_sync(t, now, kind);
+                continue;
+            }
             // Next io_u.
             let io = match task.held.take() {
                 Some(io) => io,
@@ -195,10 +226,17 @@ impl Sim {
                                 None => task.last_issue.saturating_add(x.gap_ns),
                             };
                             task.replay_due = (x.gap_ns > 0 || x.at_ns.is_some()).then_some(due);
-                            let end = x.io.offset.checked_add(x.io.len);
+                            let io = match x.op {
+                                ReplayOp::Io(io) => io,
+                                ReplayOp::Sync { datasync } => {
+                                    task.replay_sync = Some(SyncKind::from(datasync));
+                                    continue;
+                                }
+                            };
+                            let end = io.offset.checked_add(io.len);
                             let bad = if end.is_none_or(|e| e > self.capacity_bytes) {
                                 Some("beyond the end of the device")
-                            } else if x.io.offset % 512 != 0 || x.io.len % 512 != 0 {
+                            } else if io.offset % 512 != 0 || io.len % 512 != 0 {
                                 Some("not in whole 512-byte sectors (direct I/O)")
                             } else {
                                 None
@@ -207,17 +245,17 @@ impl Sim {
                                 let at = r.location();
                                 self.trace_error.get_or_insert(format!(
                                     "read_iolog: {at}: {} of {} bytes at {} is {why}",
-                                    match x.io.ddir {
+                                    match io.ddir {
                                         Ddir::Read => "read",
                                         Ddir::Write => "write",
                                         Ddir::Trim => "trim",
                                     },
-                                    x.io.len,
-                                    x.io.offset
+                                    io.len,
+                                    io.offset
                                 ));
                                 None
                             } else {
-                                Some(x.io)
+                                Some(io)
                             }
                         }
                         Ok(None) => None,

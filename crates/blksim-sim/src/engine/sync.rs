@@ -12,6 +12,8 @@ impl Sim {
     pub(super) fn issue_sync(&mut self, t: usize, now: Ns, kind: SyncKind) {
         let task = &mut self.tasks[t];
         log_sync(task, now, kind);
+        // fio's `last_issue`, which a replayed log's gaps count from, is every io_u's.
+        task.last_issue = now;
         let id = task.ious.insert(IoUnit {
             ddir: Ddir::Write,
             offset: 0,

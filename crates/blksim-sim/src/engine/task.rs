@@ -75,6 +75,8 @@ pub(crate) struct Task {
     /// the last one was (fio's `last_issue`, which `iolog_delay` counts from).
     pub(crate) replay: Option<Box<blksim_workload::iolog::IologReader>>,
     pub(crate) replay_due: Option<Ns>,
+    /// A flush the log asked for, issued when due.
+    pub(crate) replay_sync: Option<SyncKind>,
     pub(crate) last_issue: Ns,
     /// `write_iolog`: the I/O this clone issues, as a fio iolog.
     pub(crate) iolog: Option<Box<super::iolog::IoLogWriter>>,
