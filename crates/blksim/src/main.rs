@@ -8,6 +8,7 @@ mod bench;
 mod compare;
 mod explain;
 mod fuzz;
+mod replay;
 
 use blksim_report::FIO_VERSION;
 use blksim_sim::profile::{Profile, BUNDLED, DEFAULT_DEVICE};
@@ -22,6 +23,7 @@ usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim params
        blksim bench [--workload=null|emmc|server|write] [--ios=N] [--runs=N] [--runtime=S]
        blksim compare A.json B.json [C.json ...]
+       blksim replay TRACE [fio and blksim options]
        blksim fuzz [--seconds=N] [--seed=N] [--cases=N] [...]
        blksim --cmdhelp[=OPTION]
 
@@ -91,6 +93,13 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
         "devices" => devices().map(|()| ExitCode::SUCCESS),
         "params" => params().map(|()| ExitCode::SUCCESS),
         "bench" => bench::bench(&args[1..]).map(|()| ExitCode::SUCCESS),
+        "replay" => {
+            let Some(trace) = args.get(1).filter(|a| !a.starts_with('-')) else {
+                return write_stdout(replay::USAGE.as_bytes()).map(|()| ExitCode::FAILURE);
+            };
+            eprint!("{}", replay::summary(trace)?);
+            run(&replay::run_args(trace, &args[2..]))
+        }
         "compare" => {
             let text = compare::main(&args[1..])?;
             write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)

@@ -551,3 +551,67 @@ fn bad_iologs_are_located_errors() {
         assert!(e.contains(want), "{text}: {e}");
     }
 }
+
+/// `blksim replay TRACE`: a summary of the trace on stderr (counts, bytes, sizes, span,
+/// footprint, recorded rate), then the trace replayed as one job at its recorded pace.
+#[test]
+fn blksim_replay_summarises_then_replays() {
+    let d = tmpdir("replaycmd");
+    run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=a",
+            "--rw=randrw",
+            "--bs=16k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--number_ios=1000",
+            "--rate_iops=500",
+            "--size=64m",
+            "--write_iolog=t.iolog",
+        ],
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .current_dir(&d)
+        .args([
+            "replay",
+            "t.iolog",
+            "--device=null_blk",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = String::from_utf8_lossy(&o.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = &v["jobs"][0];
+    assert_eq!(j["jobname"], "replay");
+    let (r, w) = (
+        j["read"]["total_ios"].as_u64().unwrap(),
+        j["write"]["total_ios"].as_u64().unwrap(),
+    );
+    assert_eq!(r + w, 1000);
+    assert!(
+        summary.contains(&format!("I/Os: 1000 (read {r}, write {w}, trim 0)")),
+        "{summary}"
+    );
+    assert!(summary.contains("16 KiB..32 KiB: 1000;"), "{summary}");
+    // 1000 distinct 16 KiB blocks at most: the estimate is within a few percent of the bytes.
+    let fp = summary
+        .split("footprint about ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse::<f64>().ok())
+        .unwrap();
+    assert!((10.0..=17.0).contains(&fp), "{fp} MiB: {summary}");
+    // Paced as recorded: the runtime is the recorded duration (to the ms).
+    let dur: f64 = summary
+        .split("recorded duration ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    let runtime = j["job_runtime"].as_f64().unwrap() / 1000.0;
+    assert!((runtime - dur).abs() < 0.002, "{runtime} s vs {dur} s");
+}
