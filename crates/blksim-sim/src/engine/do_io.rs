@@ -36,6 +36,18 @@ impl Sim {
         }
     }
 
+    /// The task waits until `due` (a rate limit's or a replayed log's time for its next
+    /// I/O), or its deadline if sooner: what it prepared is committed first.
+    fn sleep_until(&mut self, t: usize, now: Ns, due: Ns) {
+        self.tasks[t].wait = Wait::Sleeping;
+        if !self.tasks[t].pending.is_empty() {
+            self.commit(t, now);
+        }
+        let task = &self.tasks[t];
+        let wake = due.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
+        self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+    }
+
     /// fio's main loop for one task at `now`.
     pub(super) fn pump(&mut self, t: usize, now: Ns) {
         loop {
@@ -184,13 +196,7 @@ impl Sim {
             // A flush of the replayed log, due now or later.
             if let Some(kind) = task.replay_sync {
                 if let Some(due) = task.replay_due.filter(|&d| now < d) {
-                    task.wait = Wait::Sleeping;
-                    if !task.pending.is_empty() {
-                        self.commit(t, now);
-                    }
-                    let task = &mut self.tasks[t];
-                    let wake = due.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
-                    self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+                    self.sleep_until(t, now, due);
                     return;
                 }
                 task.replay_due = None;
@@ -310,13 +316,7 @@ impl Sim {
             if let Some(due) = task.replay_due {
                 if now < due {
                     task.held = Some(io);
-                    task.wait = Wait::Sleeping;
-                    if !task.pending.is_empty() {
-                        self.commit(t, now);
-                    }
-                    let task = &mut self.tasks[t];
-                    let wake = due.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
-                    self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+                    self.sleep_until(t, now, due);
                     return;
                 }
                 task.replay_due = None;
@@ -328,14 +328,7 @@ impl Sim {
                 let next = task.rate_next[d];
                 if now < next {
                     task.held = Some(io);
-                    task.wait = Wait::Sleeping;
-                    if !task.pending.is_empty() {
-                        self.commit(t, now);
-                    }
-                    let task = &mut self.tasks[t];
-                    let wake =
-                        next.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
-                    self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
+                    self.sleep_until(t, now, next);
                     return;
                 }
                 let gap = NSEC_PER_SEC
