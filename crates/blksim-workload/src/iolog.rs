@@ -9,6 +9,11 @@
 //! File lines (`add`, `open`, `close`) name files; the simulation has one device, so they
 //! only pass their gap on. Offsets are divided by `replay_scale` and aligned down to
 //! `replay_align`. `sync` and `datasync` lines are flushes (fsync, fdatasync).
+//!
+//! The ASCII traces MQSim and DiskSim read are recognised from their content too: a record
+//! per line, `arrival_time_ns device first_sector sectors type` (type 1 = read, 0 = write;
+//! sectors of 512 bytes; every device's records replayed on the one simulated device), timed
+//! by the same gap rule in ns.
 
 use blksim_job::Ddir;
 use std::io::BufRead;
@@ -53,7 +58,12 @@ pub struct IologReader {
     carry_us: u64,
     pending_wait_us: Option<u64>,
     buf: String,
+    /// An ASCII trace's first record, read to recognise the format.
+    pending: Option<String>,
 }
+
+/// `version` of an MQSim/DiskSim ASCII trace.
+const ASCII: u32 = 0;
 
 impl IologReader {
     /// Open the log at `path`: its first line must be fio's version line.
@@ -71,12 +81,15 @@ impl IologReader {
         lines
             .read_line(&mut first)
             .map_err(|e| format!("{name}: {e}"))?;
-        let version = match first.trim_end() {
-            "fio version 2 iolog" => 2,
-            "fio version 3 iolog" => 3,
+        // Recognised from the content: fio's version line, or an ASCII record of five
+        // numbers (MQSim's and DiskSim's format), whose first line is a record itself.
+        let (version, pending) = match first.trim_end() {
+            "fio version 2 iolog" => (2, None),
+            "fio version 3 iolog" => (3, None),
+            other if Self::ascii_record(other).is_some() => (ASCII, Some(first.clone())),
             other => {
                 return Err(format!(
-                    "{name}:1: not a fio iolog: expected 'fio version 2 iolog' or 'fio version 3 iolog', found '{}'",
+                    "{name}:1: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', or an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), found '{}'",
                     other.chars().take(60).collect::<String>()
                 ))
             }
@@ -84,14 +97,88 @@ impl IologReader {
         Ok(IologReader {
             name: name.to_string(),
             lines,
-            line_no: 1,
+            line_no: if pending.is_some() { 0 } else { 1 },
             version,
             opts,
             last_ttime: None,
             carry_us: 0,
             pending_wait_us: None,
             buf: String::new(),
+            pending,
         })
+    }
+
+    /// An MQSim/DiskSim ASCII record: arrival time (ns), device, first sector, sectors,
+    /// 1 = read / 0 = write.
+    fn ascii_record(line: &str) -> Option<(u64, u64, u64, bool)> {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() != 5 {
+            return None;
+        }
+        let n: Vec<u64> = f.iter().map(|x| x.parse().ok()).collect::<Option<_>>()?;
+        (n[4] <= 1).then_some((n[0], n[2], n[3], n[4] == 1))
+    }
+
+    /// The next record of an ASCII trace.
+    fn next_ascii(&mut self) -> Result<Option<ReplayIo>, String> {
+        loop {
+            let line = match self.pending.take() {
+                Some(l) => l,
+                None => {
+                    self.buf.clear();
+                    let n = self
+                        .lines
+                        .read_line(&mut self.buf)
+                        .map_err(|e| self.bad(&e.to_string()))?;
+                    if n == 0 {
+                        return Ok(None);
+                    }
+                    std::mem::take(&mut self.buf)
+                }
+            };
+            self.line_no += 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Some((t_ns, sector, sectors, read)) = Self::ascii_record(line.trim_end()) else {
+                return Err(self.bad(
+                    "expected 'time_ns device sector sectors type' (five whole numbers, type 1 = read, 0 = write)",
+                ));
+            };
+            if sectors == 0 {
+                return Err(self.bad("a request of 0 sectors"));
+            }
+            // The same gap rule as fio's logs, in ns: since the previous record, scaled.
+            let gap = match self.last_ttime {
+                Some(last) if !self.opts.no_stall && t_ns >= last => {
+                    let raw = t_ns - last;
+                    if self.opts.time_scale_pct == 100 {
+                        raw
+                    } else {
+                        (raw as f64 * 100.0 / self.opts.time_scale_pct as f64) as u64
+                    }
+                }
+                _ => 0,
+            };
+            self.last_ttime = Some(t_ns);
+            let mut offset = sector.saturating_mul(512);
+            if self.opts.scale > 1 {
+                offset /= self.opts.scale;
+            }
+            if self.opts.align > 1 {
+                offset &= !(self.opts.align - 1);
+            }
+            let ddir = if read { Ddir::Read } else { Ddir::Write };
+            return Ok(Some(ReplayIo {
+                op: ReplayOp::Io(IoU {
+                    ddir,
+                    offset,
+                    len: sectors.saturating_mul(512),
+                }),
+                gap_ns: gap,
+                at_ns: None,
+            }));
+        }
     }
 
     /// `file:line` of the last line read.
@@ -123,6 +210,9 @@ impl IologReader {
 
     /// The next I/O, None at the end of the log.
     pub fn next_io(&mut self) -> Result<Option<ReplayIo>, String> {
+        if self.version == ASCII {
+            return self.next_ascii();
+        }
         loop {
             self.buf.clear();
             let n = self
@@ -280,9 +370,30 @@ mod tests {
     }
 
     #[test]
+    fn mqsim_ascii_records_are_sectors_and_ns() {
+        let log = "1000 0 8 16 1\n4000 2 64 8 0\n";
+        let mut r = reader(log, OPTS).unwrap();
+        let a = r.next_io().unwrap().unwrap();
+        assert_eq!(
+            (io(a).ddir, io(a).offset, io(a).len, a.gap_ns),
+            (Ddir::Read, 4096, 8192, 0)
+        );
+        let b = r.next_io().unwrap().unwrap();
+        assert_eq!(
+            (io(b).ddir, io(b).offset, io(b).len, b.gap_ns),
+            (Ddir::Write, 32768, 4096, 3000)
+        );
+        assert_eq!(r.next_io().unwrap(), None);
+        let mut r = reader("1000 0 8 16 1\n2000 0 8 x 0\n", OPTS).unwrap();
+        r.next_io().unwrap();
+        let e = r.next_io().err().unwrap();
+        assert!(e.starts_with("t.iolog:2: expected 'time_ns"), "{e}");
+    }
+
+    #[test]
     fn bad_logs_are_errors_naming_file_and_line() {
         let e = reader("fio version 9 iolog\n", OPTS).err().unwrap();
-        assert!(e.starts_with("t.iolog:1: not a fio iolog"), "{e}");
+        assert!(e.starts_with("t.iolog:1: not a trace blksim reads"), "{e}");
         for (log, want) in [
             (
                 "fio version 3 iolog\nx f read 0 512\n",
