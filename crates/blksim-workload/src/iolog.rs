@@ -10,14 +10,14 @@
 //! only pass their gap on. Offsets are divided by `replay_scale` and aligned down to
 //! `replay_align`. `sync` and `datasync` lines are flushes (fsync, fdatasync).
 //!
-//! The ASCII traces MQSim and DiskSim read are recognised from their content too: a record
-//! per line, `arrival_time_ns device first_sector sectors type` (type 1 = read, 0 = write;
-//! sectors of 512 bytes; every device's records replayed on the one simulated device), timed
-//! by the same gap rule in ns.
+//! Traces other tools write — the ASCII traces MQSim and DiskSim read, the MSR Cambridge
+//! CSV traces, blkparse's text output — are recognised from their content too
+//! ([`crate::foreign`]) and timed by the same gap rule, in ns.
 
 use blksim_job::Ddir;
 use std::io::BufRead;
 
+use crate::foreign::{Format, Line};
 use crate::IoU;
 
 /// What a log line asks for: an I/O, or a flush (`sync`, `datasync`).
@@ -52,18 +52,21 @@ pub struct IologReader {
     lines: Box<dyn BufRead>,
     line_no: usize,
     version: u32,
+    /// A trace written by another tool, when not a fio log.
+    foreign: Option<Format>,
+    /// The data of a blkparse preflush+write, issued right after its flush.
+    queued: Option<ReplayIo>,
+    /// blkparse's summary was reached.
+    at_end: bool,
     opts: ReplayOpts,
     last_ttime: Option<u64>,
     /// Gap carried from file lines to the next I/O (µs, unscaled).
     carry_us: u64,
     pending_wait_us: Option<u64>,
     buf: String,
-    /// An ASCII trace's first record, read to recognise the format.
+    /// A foreign trace's first line, read to recognise the format.
     pending: Option<String>,
 }
-
-/// `version` of an MQSim/DiskSim ASCII trace.
-const ASCII: u32 = 0;
 
 impl IologReader {
     /// Open the log at `path`: its first line must be fio's version line.
@@ -81,24 +84,28 @@ impl IologReader {
         lines
             .read_line(&mut first)
             .map_err(|e| format!("{name}: {e}"))?;
-        // Recognised from the content: fio's version line, or an ASCII record of five
-        // numbers (MQSim's and DiskSim's format), whose first line is a record itself.
-        let (version, pending) = match first.trim_end() {
+        // Recognised from the content: fio's version line, or the first line of a trace
+        // another tool wrote (crate::foreign), which is read again as a record.
+        let (version, foreign) = match first.trim_end() {
             "fio version 2 iolog" => (2, None),
             "fio version 3 iolog" => (3, None),
-            other if Self::ascii_record(other).is_some() => (ASCII, Some(first.clone())),
-            other => {
-                return Err(format!(
-                    "{name}:1: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', or an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), found '{}'",
+            other => match Format::recognise(other) {
+                Some(f) => (0, Some(f)),
+                None => return Err(format!(
+                    "{name}:1: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), an MSR Cambridge CSV line, or blkparse output; found '{}'",
                     other.chars().take(60).collect::<String>()
-                ))
-            }
+                )),
+            },
         };
+        let pending = foreign.map(|_| first);
         Ok(IologReader {
             name: name.to_string(),
             lines,
             line_no: if pending.is_some() { 0 } else { 1 },
             version,
+            foreign,
+            queued: None,
+            at_end: false,
             opts,
             last_ttime: None,
             carry_us: 0,
@@ -108,19 +115,11 @@ impl IologReader {
         })
     }
 
-    /// An MQSim/DiskSim ASCII record: arrival time (ns), device, first sector, sectors,
-    /// 1 = read / 0 = write.
-    fn ascii_record(line: &str) -> Option<(u64, u64, u64, bool)> {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() != 5 {
-            return None;
+    /// The next record of a foreign trace ([`crate::foreign`]).
+    fn next_foreign(&mut self, format: Format) -> Result<Option<ReplayIo>, String> {
+        if let Some(q) = self.queued.take() {
+            return Ok(Some(q));
         }
-        let n: Vec<u64> = f.iter().map(|x| x.parse().ok()).collect::<Option<_>>()?;
-        (n[4] <= 1).then_some((n[0], n[2], n[3], n[4] == 1))
-    }
-
-    /// The next record of an ASCII trace.
-    fn next_ascii(&mut self) -> Result<Option<ReplayIo>, String> {
         loop {
             let line = match self.pending.take() {
                 Some(l) => l,
@@ -140,18 +139,20 @@ impl IologReader {
             if line.trim().is_empty() {
                 continue;
             }
-            let Some((t_ns, sector, sectors, read)) = Self::ascii_record(line.trim_end()) else {
-                return Err(self.bad(
-                    "expected 'time_ns device sector sectors type' (five whole numbers, type 1 = read, 0 = write)",
-                ));
+            let rec = match format.parse(line.trim_end()).map_err(|e| self.bad(&e))? {
+                Line::Rec(r) => r,
+                Line::Skip => continue,
+                Line::End => {
+                    // Nothing after blkparse's summary is replayed.
+                    self.pending = None;
+                    self.at_end = true;
+                    return Ok(None);
+                }
             };
-            if sectors == 0 {
-                return Err(self.bad("a request of 0 sectors"));
-            }
             // The same gap rule as fio's logs, in ns: since the previous record, scaled.
             let gap = match self.last_ttime {
-                Some(last) if !self.opts.no_stall && t_ns >= last => {
-                    let raw = t_ns - last;
+                Some(last) if !self.opts.no_stall && rec.t_ns >= last => {
+                    let raw = rec.t_ns - last;
                     if self.opts.time_scale_pct == 100 {
                         raw
                     } else {
@@ -160,25 +161,38 @@ impl IologReader {
                 }
                 _ => 0,
             };
-            self.last_ttime = Some(t_ns);
-            let mut offset = sector.saturating_mul(512);
-            if self.opts.scale > 1 {
-                offset /= self.opts.scale;
-            }
-            if self.opts.align > 1 {
-                offset &= !(self.opts.align - 1);
-            }
-            let ddir = if read { Ddir::Read } else { Ddir::Write };
-            return Ok(Some(ReplayIo {
+            self.last_ttime = Some(rec.t_ns);
+            let io = rec.io.map(|(ddir, offset, len)| ReplayIo {
                 op: ReplayOp::Io(IoU {
                     ddir,
-                    offset,
-                    len: sectors.saturating_mul(512),
+                    offset: self.shape(offset),
+                    len,
                 }),
+                gap_ns: if rec.preflush { 0 } else { gap },
+                at_ns: None,
+            });
+            if !rec.preflush {
+                return Ok(io);
+            }
+            // A preflush goes first; the data follows it at once.
+            self.queued = io;
+            return Ok(Some(ReplayIo {
+                op: ReplayOp::Sync { datasync: false },
                 gap_ns: gap,
                 at_ns: None,
             }));
         }
+    }
+
+    /// `replay_scale`, then `replay_align`, as fio's `iolog_file_offset` applies them.
+    fn shape(&self, mut offset: u64) -> u64 {
+        if self.opts.scale > 1 {
+            offset /= self.opts.scale;
+        }
+        if self.opts.align > 1 {
+            offset &= !(self.opts.align - 1);
+        }
+        offset
     }
 
     /// `file:line` of the last line read.
@@ -210,8 +224,11 @@ impl IologReader {
 
     /// The next I/O, None at the end of the log.
     pub fn next_io(&mut self) -> Result<Option<ReplayIo>, String> {
-        if self.version == ASCII {
-            return self.next_ascii();
+        if let Some(f) = self.foreign {
+            if self.at_end {
+                return Ok(None);
+            }
+            return self.next_foreign(f);
         }
         loop {
             self.buf.clear();
@@ -283,12 +300,7 @@ impl IologReader {
             if len == 0 {
                 return Err(self.bad(&format!("{act} of length 0")));
             }
-            if self.opts.scale > 1 {
-                offset /= self.opts.scale;
-            }
-            if self.opts.align > 1 {
-                offset &= !(self.opts.align - 1);
-            }
+            offset = self.shape(offset);
             let gap = (gap_us + std::mem::take(&mut self.carry_us)).saturating_mul(1000);
             return Ok(Some(ReplayIo {
                 op: ReplayOp::Io(IoU { ddir, offset, len }),
@@ -387,7 +399,45 @@ mod tests {
         let mut r = reader("1000 0 8 16 1\n2000 0 8 x 0\n", OPTS).unwrap();
         r.next_io().unwrap();
         let e = r.next_io().err().unwrap();
-        assert!(e.starts_with("t.iolog:2: expected 'time_ns"), "{e}");
+        assert!(e.starts_with("t.iolog:2: sectors 'x'"), "{e}");
+    }
+
+    #[test]
+    fn blkparse_preflush_goes_first_and_the_summary_ends_the_trace() {
+        let log = "259,0 0 1 0.000010000 9 Q R 8 + 8 [fio]\n\
+                   259,0 0 2 0.000010000 9 G R 8 + 8 [fio]\n\
+                   259,0 0 3 0.000040000 9 Q FWS 16 + 8 [fio]\n\
+                   259,0 0 4 0.000050000 9 Q FWS [fio]\n\
+                   CPU0 (259,0):\n\
+                   259,0 0 5 0.000090000 9 Q R 8 + 8 [fio]\n";
+        let mut r = reader(log, OPTS).unwrap();
+        let a = r.next_io().unwrap().unwrap();
+        assert_eq!((io(a).ddir, io(a).offset, a.gap_ns), (Ddir::Read, 4096, 0));
+        let f = r.next_io().unwrap().unwrap();
+        assert_eq!(
+            (f.op, f.gap_ns),
+            (ReplayOp::Sync { datasync: false }, 30_000)
+        );
+        let w = r.next_io().unwrap().unwrap();
+        assert_eq!((io(w).ddir, io(w).offset, w.gap_ns), (Ddir::Write, 8192, 0));
+        let f2 = r.next_io().unwrap().unwrap();
+        assert_eq!(
+            (f2.op, f2.gap_ns),
+            (ReplayOp::Sync { datasync: false }, 10_000)
+        );
+        assert_eq!(r.next_io().unwrap(), None);
+        assert_eq!(r.next_io().unwrap(), None);
+        // MSR: a header, then 100 ns ticks.
+        let msr = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\
+                   1000,h,0,Read,8192,4096,5\n1500,h,1,Write,0,512,5\n";
+        let mut r = reader(msr, OPTS).unwrap();
+        r.next_io().unwrap();
+        let b = r.next_io().unwrap().unwrap();
+        assert_eq!(
+            (io(b).ddir, io(b).len, b.gap_ns),
+            (Ddir::Write, 512, 50_000)
+        );
+        assert_eq!(r.location(), "t.iolog:3");
     }
 
     #[test]

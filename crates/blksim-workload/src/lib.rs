@@ -44,6 +44,7 @@
 
 mod axmap;
 mod dist;
+pub mod foreign;
 pub mod iolog;
 
 pub use axmap::Axmap;

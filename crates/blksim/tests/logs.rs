@@ -683,3 +683,68 @@ fn recorded_traces_replay() {
         }
     }
 }
+
+/// blkparse's text output replays: a job traced with `--blktrace`, turned into text by the
+/// real blkparse, replays to the same reads, writes and flushes, each issued at its `Q`
+/// time on the ideal null_blk (the job's own `write_iolog` is the record of both runs).
+#[test]
+fn blkparse_text_replays_to_the_traced_ios() {
+    let d = tmpdir("blkparse");
+    run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=a",
+            "--rw=randrw",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--number_ios=300",
+            "--rate_iops=2000",
+            "--fsync=16",
+            "--write_iolog=a.iolog",
+            "--blktrace=.",
+        ],
+    );
+    let p = Command::new("blkparse")
+        .current_dir(&d)
+        .args(["-i", "nullb0", "-o", "nullb0.txt"])
+        .output()
+        .unwrap_or_else(|e| panic!("blkparse: {e}; scripts/test.sh installs it (blktrace)"));
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    let v = run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=b",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--read_iolog=nullb0.txt",
+            "--write_iolog=b.iolog",
+        ],
+    );
+    let a = iolog_ios(&d.join("a.iolog"));
+    let b = iolog_ios(&d.join("b.iolog"));
+    let same = |x: &[(u64, String, u64, u64)]| -> Vec<(String, u64, u64)> {
+        x.iter().map(|(_, d, o, l)| (d.clone(), *o, *l)).collect()
+    };
+    assert_eq!(a.len(), 300);
+    assert_eq!(same(&b), same(&a));
+    // The trace's times (ns) and the iolog's (µs) round differently by at most 1 µs.
+    for (x, y) in a.iter().zip(&b) {
+        assert!(x.0.abs_diff(y.0) <= 1, "{x:?} vs {y:?}");
+    }
+    let syncs = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .filter(|l| l.ends_with(" sync 0 0"))
+            .count()
+    };
+    assert!(syncs(&d.join("a.iolog")) > 0);
+    assert_eq!(syncs(&d.join("b.iolog")), syncs(&d.join("a.iolog")));
+    assert_eq!(
+        v["jobs"][0]["sync"]["total_ios"].as_u64(),
+        Some(syncs(&d.join("a.iolog")) as u64)
+    );
+}

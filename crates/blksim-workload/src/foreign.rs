@@ -1,0 +1,298 @@
+//! Block traces written by other tools, recognised from their first line and read one
+//! record per line, so that `read_iolog` and `blksim replay` take them as they take fio's
+//! own logs:
+//!
+//! - **ASCII** (MQSim, DiskSim): `arrival_time_ns device first_sector sectors type`,
+//!   type 1 = read, 0 = write, sectors of 512 bytes.
+//! - **MSR Cambridge** (SNIA IOTTA, Narayanan et al., "Write off-loading", FAST 2008):
+//!   `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, the time in Windows
+//!   FILETIME ticks of 100 ns, `Type` `Read` or `Write`, offset and size in bytes.
+//! - **blkparse** text output (blktrace's default format, `blkparse_fmt.c`): `dev cpu seq
+//!   time pid action rwbs [sector + sectors] [process]`, the time in seconds with nine
+//!   decimals. Only `Q` events are replayed — what was submitted, before the scheduler
+//!   merged or split it. The RWBS letters (`blk_fill_rwbs`) give the operation: `D` a
+//!   discard (trim), `W` a write, `R` a read; a leading `F` is a preflush, replayed as a
+//!   flush before the data (a `Q FWS` with no sectors is a flush alone); a trailing `F`
+//!   (FUA) is not modelled. The per-CPU summary blkparse appends ends the trace.
+//!
+//! Every device's records are replayed on the one simulated device.
+
+use blksim_job::Ddir;
+
+/// A record of a foreign trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Arrival time (ns, on the trace's own clock; only differences are used).
+    pub t_ns: u64,
+    /// A flush before the data (blkparse's leading `F`), or alone when `io` is None.
+    pub preflush: bool,
+    /// Direction, byte offset and byte length.
+    pub io: Option<(Ddir, u64, u64)>,
+}
+
+/// What one line holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line {
+    Rec(Record),
+    /// Nothing to replay (blkparse events other than `Q`, a header).
+    Skip,
+    /// The end of the records (blkparse's summary).
+    End,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Ascii,
+    Msr,
+    Blkparse,
+}
+
+impl Format {
+    /// The format whose record, header or other event `line` is, if any.
+    pub fn recognise(line: &str) -> Option<Format> {
+        if line.trim().is_empty() {
+            return None;
+        }
+        [Format::Ascii, Format::Msr, Format::Blkparse]
+            .into_iter()
+            .find(|f| matches!(f.parse(line), Ok(Line::Rec(_) | Line::Skip)))
+    }
+
+    /// What a line of this format should look like, for errors.
+    pub fn expected(self) -> &'static str {
+        match self {
+            Format::Ascii => {
+                "'time_ns device sector sectors type' (five whole numbers, type 1 = read, 0 = write)"
+            }
+            Format::Msr => {
+                "'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime' (Type Read or Write)"
+            }
+            Format::Blkparse => "'dev cpu seq time pid action rwbs [sector + sectors] [process]'",
+        }
+    }
+
+    /// Parse one line (without its newline). Err names what was wrong.
+    pub fn parse(self, line: &str) -> Result<Line, String> {
+        match self {
+            Format::Ascii => ascii(line),
+            Format::Msr => msr(line),
+            Format::Blkparse => blkparse(line),
+        }
+    }
+}
+
+fn whole(s: &str, what: &str) -> Result<u64, String> {
+    s.parse::<u64>()
+        .map_err(|_| format!("{what} '{s}' is not a whole number"))
+}
+
+fn bytes(sectors: u64) -> u64 {
+    sectors.saturating_mul(512)
+}
+
+fn ascii(line: &str) -> Result<Line, String> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f.len() != 5 {
+        return Err(format!("expected {}", Format::Ascii.expected()));
+    }
+    let t = whole(f[0], "time")?;
+    whole(f[1], "device")?;
+    let sector = whole(f[2], "sector")?;
+    let n = whole(f[3], "sectors")?;
+    let ddir = match f[4] {
+        "1" => Ddir::Read,
+        "0" => Ddir::Write,
+        o => return Err(format!("type '{o}' is neither 1 (read) nor 0 (write)")),
+    };
+    if n == 0 {
+        return Err("a request of 0 sectors".into());
+    }
+    Ok(Line::Rec(Record {
+        t_ns: t,
+        preflush: false,
+        io: Some((ddir, bytes(sector), bytes(n))),
+    }))
+}
+
+fn msr(line: &str) -> Result<Line, String> {
+    let f: Vec<&str> = line.split(',').map(str::trim).collect();
+    if f.len() != 7 {
+        return Err(format!("expected {}", Format::Msr.expected()));
+    }
+    if f[0] == "Timestamp" {
+        return Ok(Line::Skip);
+    }
+    let ticks = whole(f[0], "Timestamp")?;
+    let ddir = match f[3] {
+        "Read" => Ddir::Read,
+        "Write" => Ddir::Write,
+        o => return Err(format!("Type '{o}' is neither Read nor Write")),
+    };
+    let offset = whole(f[4], "Offset")?;
+    let size = whole(f[5], "Size")?;
+    whole(f[6], "ResponseTime")?;
+    if size == 0 {
+        return Err("a request of 0 bytes".into());
+    }
+    Ok(Line::Rec(Record {
+        // FILETIME counts 100 ns ticks.
+        t_ns: ticks.saturating_mul(100),
+        preflush: false,
+        io: Some((ddir, offset, size)),
+    }))
+}
+
+/// `seconds.nanoseconds` as blkparse prints it (`%5T.%9t`), exactly, without floats.
+fn seconds_ns(s: &str) -> Option<u64> {
+    let (sec, frac) = s.split_once('.')?;
+    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ns: u64 = frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32);
+    sec.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(ns)
+}
+
+fn is_dev(s: &str) -> bool {
+    s.split_once(',').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && !b.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit())
+    })
+}
+
+fn blkparse(line: &str) -> Result<Line, String> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f.is_empty() {
+        return Ok(Line::Skip);
+    }
+    // The summary: "CPU0 (259,0):", "Total (259,0):", then totals and throughput lines.
+    if f[0].starts_with("CPU") || f[0] == "Total" {
+        return Ok(Line::End);
+    }
+    if f.len() < 7 || !is_dev(f[0]) {
+        return Err(format!("expected {}", Format::Blkparse.expected()));
+    }
+    let t_ns = seconds_ns(f[3]).ok_or_else(|| format!("time '{}' is not seconds", f[3]))?;
+    if f[5] != "Q" {
+        return Ok(Line::Skip);
+    }
+    let rwbs = f[6];
+    // blk_fill_rwbs: an optional F (preflush), then one of D, W, R, N, then F (FUA), ...
+    let preflush = rwbs.starts_with('F');
+    let op = rwbs.trim_start_matches('F');
+    let ddir = match op.chars().next() {
+        Some('D') => Some(Ddir::Trim),
+        Some('W') => Some(Ddir::Write),
+        Some('R') => Some(Ddir::Read),
+        _ => None,
+    };
+    let io = match (f.get(7), f.get(8), f.get(9)) {
+        (Some(sector), Some(&"+"), Some(n)) => {
+            let sector = whole(sector, "sector")?;
+            let n = whole(n, "sectors")?;
+            match ddir {
+                Some(d) if n > 0 => Some((d, bytes(sector), bytes(n))),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if io.is_none() && !preflush {
+        // A Q with no data and no flush (`N`, a zero-length bio): nothing to replay.
+        return Ok(Line::Skip);
+    }
+    Ok(Line::Rec(Record { t_ns, preflush, io }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(f: Format, l: &str) -> Record {
+        match f.parse(l).unwrap() {
+            Line::Rec(r) => r,
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn each_format_is_recognised_from_a_record_and_only_its_own() {
+        assert_eq!(Format::recognise("1000 0 8 16 1"), Some(Format::Ascii));
+        assert_eq!(
+            Format::recognise("128166372003061629,wdev,0,Write,3995500544,4096,1318"),
+            Some(Format::Msr)
+        );
+        assert_eq!(
+            Format::recognise("259,0    0        1     0.000000000  1000  Q  WS 34768 + 8 [fio]"),
+            Some(Format::Blkparse)
+        );
+        // MSR's header, and blkparse events other than Q, are of their format too.
+        assert_eq!(
+            Format::recognise("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"),
+            Some(Format::Msr)
+        );
+        assert_eq!(
+            Format::recognise("8,0 0 0 0.000000000 0 m N cfq schedule dispatch"),
+            Some(Format::Blkparse)
+        );
+        assert_eq!(Format::recognise("fio version 3 iolog"), None);
+        assert_eq!(Format::recognise("1000 0 8 16 7"), None);
+        assert_eq!(Format::recognise(""), None);
+    }
+
+    #[test]
+    fn msr_ticks_are_100ns_and_offsets_bytes() {
+        let r = rec(
+            Format::Msr,
+            "128166372003061629,wdev,0,Write,3995500544,4096,1318",
+        );
+        assert_eq!(r.t_ns, 12_816_637_200_306_162_900);
+        assert_eq!(r.io, Some((Ddir::Write, 3_995_500_544, 4096)));
+        assert_eq!(
+            Format::Msr.parse("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"),
+            Ok(Line::Skip)
+        );
+        let e = Format::Msr.parse("1,h,0,Trim,0,4096,1").unwrap_err();
+        assert!(e.contains("'Trim'"), "{e}");
+    }
+
+    #[test]
+    fn blkparse_rwbs_and_times() {
+        let r = rec(
+            Format::Blkparse,
+            "259,0    0        1     1.000250000  1000  Q  WS 34768 + 8 [fio]",
+        );
+        assert_eq!(r.t_ns, 1_000_250_000);
+        assert_eq!(r.io, Some((Ddir::Write, 34768 * 512, 4096)));
+        assert!(!r.preflush);
+        let f = rec(
+            Format::Blkparse,
+            "259,0    0       25     0.000060000  1000  Q FWS [fio]",
+        );
+        assert_eq!((f.preflush, f.io), (true, None));
+        let fw = rec(Format::Blkparse, "8,0 1 3 0.5 7 Q FWFS 8 + 16 [jbd2]");
+        assert_eq!((fw.t_ns, fw.preflush), (500_000_000, true));
+        assert_eq!(fw.io, Some((Ddir::Write, 4096, 8192)));
+        let d = rec(Format::Blkparse, "8,0 1 3 0.5 7 Q DS 0 + 2048 [fstrim]");
+        assert_eq!(d.io, Some((Ddir::Trim, 0, 1 << 20)));
+        for skip in [
+            "259,0    0       26     0.000060000  1000  G FWS [fio]",
+            "259,0    0      163     0.000370000  1000  C  WS 122656 + 8 [0]",
+            "8,0 1 3 0.5 7 Q N [kworker]",
+            "",
+        ] {
+            assert_eq!(Format::Blkparse.parse(skip), Ok(Line::Skip), "{skip}");
+        }
+        assert_eq!(Format::Blkparse.parse("CPU0 (259,0):"), Ok(Line::End));
+        assert!(Format::Blkparse.parse("8,0 1 3 x 7 Q R 0 + 8 [a]").is_err());
+        assert!(Format::Blkparse
+            .parse("8,0 1 3 0.1 7 Q R 0 + y [a]")
+            .is_err());
+        assert_eq!(seconds_ns("2.5"), Some(2_500_000_000));
+        assert_eq!(seconds_ns("0.0000000001"), None);
+    }
+}
