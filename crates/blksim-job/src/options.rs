@@ -12,8 +12,8 @@
 //! one-line note to [`JobSpec::notes`].
 
 use crate::spec::{
-    BsSpec, BsSplit, CpusAllowedPolicy, IoEngine, JobSpec, RandomDistribution, RwPattern,
-    SizeOrPct, Zone, ZoneAbs,
+    BsSpec, BsSplit, CpusAllowedPolicy, Ddir, IoEngine, JobSpec, RandomDistribution, RwPattern,
+    SizeOrPct, Zone, ZoneAbs, REPLAY_SKIP_SYNC,
 };
 use crate::value::{
     parse_bool, parse_float, parse_range, parse_signed_size, parse_size, parse_size_or_pct,
@@ -482,8 +482,14 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("replay_align", &[], T::Int, "0", C::IoType, "Align offsets to this blocksize", set_replay_align),
     m("replay_time_scale", &[], T::Int, "100", C::IoType, "Scale time for replay events",
       set_replay_time_scale),
-    unm("replay_skip", C::IoType, "Skip certain IO types (read,write,trim,flush)"),
-    unm("merge_blktrace_file", C::IoType, "Merged blktrace output filename"),
+    m("replay_skip", &[], T::Str, "", C::IoType, "Skip certain IO types (read,write,trim,flush)",
+      set_replay_skip),
+    m("merge_blktrace_file", &[], T::Str, "", C::IoType, "Merged blktrace output filename",
+      set_merge_blktrace_file),
+    m("merge_blktrace_scalars", &[], T::Str, "", C::IoType,
+      "Percentage to scale each trace", set_merge_blktrace_scalars),
+    m("merge_blktrace_iters", &[], T::Str, "", C::IoType,
+      "Number of iterations per trace", set_merge_blktrace_iters),
     unm("verify_only", C::Verify, "Verifies previously written data is still valid"),
     unm("trim_percentage", C::Verify, "Number of verify blocks to trim (i.e., discard)"),
     unm("trim_verify_zero", C::Verify, "Verify that trimmed (i.e., discarded) blocks are returned as zeroes"),
@@ -836,6 +842,64 @@ fn set_replay_no_stall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Resu
 /// One simulated device takes every I/O of the log whatever file it names: accepted.
 fn set_replay_redirect(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.replay.redirect = Some(v.trim().to_string());
+    Ok(())
+}
+
+/// fio's `str_replay_skip_cb`: a comma list of read, write, trim, sync.
+fn set_replay_skip(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let mut mask = 0u8;
+    for w in v.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        mask |= match w {
+            "read" => 1 << Ddir::Read as u8,
+            "write" => 1 << Ddir::Write as u8,
+            "trim" => 1 << Ddir::Trim as u8,
+            "sync" => REPLAY_SKIP_SYNC,
+            o => return Err(format!("'{o}' is not one of read, write, trim, sync")),
+        };
+    }
+    j.replay.skip = mask;
+    Ok(())
+}
+
+fn set_merge_blktrace_file(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Err("needs a file name".into());
+    }
+    j.replay.merge_file = Some(v.to_string());
+    Ok(())
+}
+
+/// fio's FIO_OPT_FLOAT_LIST with `:` between values (whole numbers kept).
+fn merge_list(v: &str, what: &str, max: u64) -> Result<Vec<u64>, String> {
+    v.split(':')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let x: f64 = w.parse().map_err(|_| format!("'{w}' is not a number"))?;
+            if !(x >= 1.0 && x <= max as f64) {
+                return Err(format!("{what} '{w}' is outside 1..={max}"));
+            }
+            Ok(x as u64)
+        })
+        .collect()
+}
+
+fn set_merge_blktrace_scalars(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.replay.merge_scalars = merge_list(v, "a scale", 1_000_000)?;
+    Ok(())
+}
+
+fn set_merge_blktrace_iters(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.replay.merge_iters = merge_list(v, "an iteration count", 1_000_000)?;
     Ok(())
 }
 
@@ -1380,6 +1444,7 @@ fn set_ioengine(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), 
 
 fn set_iodepth(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.iodepth = u32_of(v, j.kb_base, 1, MAX_DEPTH)?;
+    j.iodepth_set = true;
     Ok(())
 }
 

@@ -248,6 +248,12 @@ pub struct JobSpec {
     pub randseed: u64,
     /// True when `randseed` was given explicitly.
     pub randseed_set: bool,
+    /// True when `iodepth` was given (fio's `fio_option_is_set`): a blktrace replay
+    /// otherwise takes the depth probed from the trace.
+    pub iodepth_set: bool,
+    /// The iodepth the job header shows when a blktrace replay probed another: fio prints
+    /// the header before it reads the trace.
+    pub iodepth_shown: Option<u32>,
     pub norandommap: bool,
     pub number_ios: u64,
     pub random_distribution: RandomDistribution,
@@ -336,7 +342,19 @@ pub struct ReplaySpec {
     pub scale: u64,
     pub align: u64,
     pub redirect: Option<String>,
+    /// `replay_skip`: directions not replayed, bit `Ddir as usize` (read, write, trim) and
+    /// bit 3 for sync.
+    pub skip: u8,
+    /// `merge_blktrace_file`: where the merged blktrace is written before it is replayed.
+    pub merge_file: Option<String>,
+    /// `merge_blktrace_scalars` (% of each file's recorded time) and
+    /// `merge_blktrace_iters` (passes over each file); empty: 100 and 1.
+    pub merge_scalars: Vec<u64>,
+    pub merge_iters: Vec<u64>,
 }
+
+/// `replay_skip`'s bit for sync (flush) records.
+pub const REPLAY_SKIP_SYNC: u8 = 1 << 3;
 
 impl Default for ReplaySpec {
     fn default() -> Self {
@@ -347,6 +365,10 @@ impl Default for ReplaySpec {
             scale: 1,
             align: 0,
             redirect: None,
+            skip: 0,
+            merge_file: None,
+            merge_scalars: Vec::new(),
+            merge_iters: Vec::new(),
         }
     }
 }
@@ -452,6 +474,8 @@ impl Default for JobSpec {
             randrepeat: true,
             randseed: 0x89,
             randseed_set: false,
+            iodepth_set: false,
+            iodepth_shown: None,
             norandommap: false,
             number_ios: 0,
             random_distribution: RandomDistribution::Random,

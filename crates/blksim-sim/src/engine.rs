@@ -293,15 +293,8 @@ impl Sim {
             };
             let task_logs = logs::TaskLogs::open(spec, i + 1, &samp, &mut shared_logs)?;
             let replay = match &spec.replay.file {
-                Some(path) => {
-                    let r = &spec.replay;
-                    let opts = blksim_workload::iolog::ReplayOpts {
-                        no_stall: r.no_stall,
-                        time_scale_pct: r.time_scale_pct,
-                        scale: r.scale,
-                        align: r.align,
-                    };
-                    let rd = blksim_workload::iolog::IologReader::open(path, opts)
+                Some(_) => {
+                    let rd = blksim_workload::iolog::IologReader::open_job(&spec.replay)
                         .map_err(|e| spec.error_at(&["read_iolog"], e).to_string())?;
                     Some(Box::new(rd))
                 }

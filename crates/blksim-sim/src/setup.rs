@@ -305,6 +305,25 @@ fn elevator_name(jobs: &[JobSpec], lim: &QueueLimits) -> Result<String, String> 
 }
 
 /// Build and run a simulation.
+/// fio's `read_blktrace`: a job replaying blktrace binary files without an `iodepth` of its
+/// own takes the depth probed from the trace (and `iodepth_low` with it), before the run and
+/// its report.
+pub fn prepare_replay(jobs: &mut JobSet) -> Result<(), String> {
+    for j in &mut jobs.jobs {
+        if j.iodepth_set {
+            continue;
+        }
+        let probed = blksim_workload::iolog::probed_iodepth(&j.replay)
+            .map_err(|e| j.error_at(&["read_iolog"], e).to_string())?;
+        if let Some(d) = probed {
+            j.iodepth_shown = Some(j.iodepth);
+            j.iodepth = d;
+            j.iodepth_low = Some(d);
+        }
+    }
+    Ok(())
+}
+
 pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOutput, String> {
     if jobs.jobs.is_empty() {
         return Err("no jobs to run".into());
@@ -454,7 +473,7 @@ pub fn build_report(
             &rw_text(j),
             j.bs[0].min,
             j.ioengine.name(),
-            j.iodepth,
+            j.iodepth_shown.unwrap_or(j.iodepth),
         );
         h.groupid = gid;
         for d in 0..3 {

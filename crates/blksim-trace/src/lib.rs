@@ -101,7 +101,9 @@ pub mod reader;
 pub mod record;
 pub mod writer;
 
-pub use reader::{parse_records, read_messages, read_records, read_trace};
+pub use reader::{
+    is_blktrace, parse_records, read_messages, read_records, read_trace, RecordStream,
+};
 pub use record::{
     mkdev, rwbs_of, split_dev, Action, Op, RawRecord, RecordKind, ReqFlags, TraceEvent,
     BLK_IO_TRACE_MAGIC, BLK_IO_TRACE_VERSION, RECORD_LEN,

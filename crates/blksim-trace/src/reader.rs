@@ -16,6 +16,75 @@ fn bad(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
+/// The byte order of a file, from its first record's magic (blkparse's
+/// `check_data_endianness()`): true when the magic reads right only big-endian.
+fn is_big_endian(h: &[u8]) -> bool {
+    let le_magic = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+    (le_magic & 0xffff_ff00) != BLK_IO_TRACE_MAGIC
+        && (u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xffff_ff00) == BLK_IO_TRACE_MAGIC
+}
+
+/// Decode one 48-byte header (its payload left empty), checking magic and version
+/// (blktrace.h `verify_trace()`). `at` names the record in errors.
+fn decode_header(h: &[u8], be: bool, at: &str) -> io::Result<RawRecord> {
+    let u16_at = |o: usize| {
+        let b = [h[o], h[o + 1]];
+        if be {
+            u16::from_be_bytes(b)
+        } else {
+            u16::from_le_bytes(b)
+        }
+    };
+    let u32_at = |o: usize| {
+        let b = [h[o], h[o + 1], h[o + 2], h[o + 3]];
+        if be {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    };
+    let u64_at = |o: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&h[o..o + 8]);
+        if be {
+            u64::from_be_bytes(b)
+        } else {
+            u64::from_le_bytes(b)
+        }
+    };
+    let magic = u32_at(0);
+    if magic & 0xffff_ff00 != BLK_IO_TRACE_MAGIC {
+        return Err(bad(format!("bad magic {magic:#x} at {at}")));
+    }
+    if magic & 0xff != BLK_IO_TRACE_VERSION {
+        return Err(bad(format!(
+            "unsupported blktrace version {} at {at} (only v7 is read)",
+            magic & 0xff
+        )));
+    }
+    Ok(RawRecord {
+        magic,
+        sequence: u32_at(4),
+        time_ns: u64_at(8),
+        sector: u64_at(16),
+        bytes: u32_at(24),
+        action: u32_at(28),
+        pid: u32_at(32),
+        device: u32_at(36),
+        cpu: u32_at(40),
+        error: u16_at(44),
+        pdu: Vec::new(),
+    })
+}
+
+/// Whether `head` (a file's first bytes) starts like a blktrace file, in either byte order.
+pub fn is_blktrace(head: &[u8]) -> bool {
+    head.len() >= 4
+        && (is_big_endian(head)
+            || (u32::from_le_bytes([head[0], head[1], head[2], head[3]]) & 0xffff_ff00)
+                == BLK_IO_TRACE_MAGIC)
+}
+
 /// Parse one file's worth of records.
 pub fn parse_records(data: &[u8]) -> io::Result<Vec<RawRecord>> {
     let mut out = Vec::new();
@@ -26,68 +95,76 @@ pub fn parse_records(data: &[u8]) -> io::Result<Vec<RawRecord>> {
             return Err(bad(format!("truncated record header at offset {pos}")));
         }
         let h = &data[pos..pos + RECORD_LEN];
-        let le_magic = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
-        let be = *big_endian.get_or_insert_with(|| {
-            (le_magic & 0xffff_ff00) != BLK_IO_TRACE_MAGIC
-                && (u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xffff_ff00)
-                    == BLK_IO_TRACE_MAGIC
+        let be = *big_endian.get_or_insert_with(|| is_big_endian(h));
+        let mut r = decode_header(h, be, &format!("offset {pos}"))?;
+        let pdu_len = usize::from(if be {
+            u16::from_be_bytes([h[46], h[47]])
+        } else {
+            u16::from_le_bytes([h[46], h[47]])
         });
-        let u16_at = |o: usize| {
-            let b = [h[o], h[o + 1]];
-            if be {
-                u16::from_be_bytes(b)
-            } else {
-                u16::from_le_bytes(b)
-            }
-        };
-        let u32_at = |o: usize| {
-            let b = [h[o], h[o + 1], h[o + 2], h[o + 3]];
-            if be {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            }
-        };
-        let u64_at = |o: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&h[o..o + 8]);
-            if be {
-                u64::from_be_bytes(b)
-            } else {
-                u64::from_le_bytes(b)
-            }
-        };
-        let magic = u32_at(0);
-        if magic & 0xffff_ff00 != BLK_IO_TRACE_MAGIC {
-            return Err(bad(format!("bad magic {magic:#x} at offset {pos}")));
-        }
-        if magic & 0xff != BLK_IO_TRACE_VERSION {
-            return Err(bad(format!(
-                "unsupported blktrace version {} at offset {pos} (only v7 is read)",
-                magic & 0xff
-            )));
-        }
-        let pdu_len = u16_at(46) as usize;
         let end = pos + RECORD_LEN + pdu_len;
         if end > data.len() {
             return Err(bad(format!("truncated payload at offset {pos}")));
         }
-        out.push(RawRecord {
-            magic,
-            sequence: u32_at(4),
-            time_ns: u64_at(8),
-            sector: u64_at(16),
-            bytes: u32_at(24),
-            action: u32_at(28),
-            pid: u32_at(32),
-            device: u32_at(36),
-            cpu: u32_at(40),
-            error: u16_at(44),
-            pdu: data[pos + RECORD_LEN..end].to_vec(),
-        });
+        r.pdu = data[pos + RECORD_LEN..end].to_vec();
+        out.push(r);
         pos = end;
     }
     Ok(out)
+}
+
+/// Records read one at a time from a stream, so that a trace of any length is read in the
+/// same memory (fio's `read_blktrace` reads with `fread` the same way). Payloads are read
+/// and kept, as [`parse_records`] does.
+pub struct RecordStream<R: io::Read> {
+    r: R,
+    big_endian: Option<bool>,
+    /// Records read so far (the next one's index, for errors).
+    pub records: u64,
+}
+
+impl<R: io::Read> RecordStream<R> {
+    pub fn new(r: R) -> Self {
+        RecordStream {
+            r,
+            big_endian: None,
+            records: 0,
+        }
+    }
+
+    /// The next record; None at a clean end. A file that ends inside a record is an error.
+    pub fn next_record(&mut self) -> io::Result<Option<RawRecord>> {
+        let mut h = [0u8; RECORD_LEN];
+        let mut got = 0;
+        while got < RECORD_LEN {
+            match self.r.read(&mut h[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if got == 0 {
+            return Ok(None);
+        }
+        let at = format!("record {}", self.records + 1);
+        if got < RECORD_LEN {
+            return Err(bad(format!("truncated header of {at}")));
+        }
+        let be = *self.big_endian.get_or_insert_with(|| is_big_endian(&h));
+        let mut rec = decode_header(&h, be, &at)?;
+        let pdu_len = usize::from(if be {
+            u16::from_be_bytes([h[46], h[47]])
+        } else {
+            u16::from_le_bytes([h[46], h[47]])
+        });
+        rec.pdu = vec![0; pdu_len];
+        self.r
+            .read_exact(&mut rec.pdu)
+            .map_err(|_| bad(format!("truncated payload of {at}")))?;
+        self.records += 1;
+        Ok(Some(rec))
+    }
 }
 
 /// All records of `DIR/<devname>.blktrace.<cpu>`, file by file (CPU 0 first), each file in

@@ -509,6 +509,25 @@ pub enum RecordKind {
 }
 
 impl RawRecord {
+    /// The record's header as written (little-endian, version 7), `pdu_len` its payload's.
+    pub fn header_bytes(&self) -> [u8; RECORD_LEN] {
+        let mut h = [0u8; RECORD_LEN];
+        put_header(
+            &mut h,
+            self.sequence,
+            self.time_ns,
+            self.sector,
+            self.bytes,
+            self.action,
+            self.pid,
+            self.device,
+            self.cpu,
+            self.error,
+            self.pdu.len() as u16,
+        );
+        h
+    }
+
     pub fn version(&self) -> u32 {
         self.magic & 0xff
     }

@@ -10,24 +10,30 @@
 //! - **blkparse** text output (blktrace's default format, `blkparse_fmt.c`): `dev cpu seq
 //!   time pid action rwbs [sector + sectors] [process]`, the time in seconds with nine
 //!   decimals. Only `Q` events are replayed — what was submitted, before the scheduler
-//!   merged or split it. The RWBS letters (`blk_fill_rwbs`) give the operation: `D` a
-//!   discard (trim), `W` a write, `R` a read; a leading `F` is a preflush, replayed as a
-//!   flush before the data (a `Q FWS` with no sectors is a flush alone); a trailing `F`
-//!   (FUA) is not modelled. The per-CPU summary blkparse appends ends the trace.
+//!   merged or split it — mapped as fio's `queue_trace` maps a binary trace's: the RWBS
+//!   letters (`blk_fill_rwbs`) give the operation, a discard (`D`) is a trim, then a flush
+//!   (a leading `F`) is a flush alone (fio replays no data with it), then `W` a write and
+//!   `R` a read; a `Q` of no bytes is skipped, and FUA (a trailing `F`) is not modelled.
+//!   The per-CPU summary blkparse appends ends the trace.
 //!
 //! Every device's records are replayed on the one simulated device.
 
 use blksim_job::Ddir;
+
+/// What a record asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecOp {
+    /// Direction, byte offset and byte length.
+    Io(Ddir, u64, u64),
+    Flush,
+}
 
 /// A record of a foreign trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record {
     /// Arrival time (ns, on the trace's own clock; only differences are used).
     pub t_ns: u64,
-    /// A flush before the data (blkparse's leading `F`), or alone when `io` is None.
-    pub preflush: bool,
-    /// Direction, byte offset and byte length.
-    pub io: Option<(Ddir, u64, u64)>,
+    pub op: RecOp,
 }
 
 /// What one line holds.
@@ -109,8 +115,7 @@ fn ascii(line: &str) -> Result<Line, String> {
     }
     Ok(Line::Rec(Record {
         t_ns: t,
-        preflush: false,
-        io: Some((ddir, bytes(sector), bytes(n))),
+        op: RecOp::Io(ddir, bytes(sector), bytes(n)),
     }))
 }
 
@@ -137,8 +142,7 @@ fn msr(line: &str) -> Result<Line, String> {
     Ok(Line::Rec(Record {
         // FILETIME counts 100 ns ticks.
         t_ns: ticks.saturating_mul(100),
-        preflush: false,
-        io: Some((ddir, offset, size)),
+        op: RecOp::Io(ddir, offset, size),
     }))
 }
 
@@ -182,30 +186,22 @@ fn blkparse(line: &str) -> Result<Line, String> {
     }
     let rwbs = f[6];
     // blk_fill_rwbs: an optional F (preflush), then one of D, W, R, N, then F (FUA), ...
-    let preflush = rwbs.starts_with('F');
+    let flush = rwbs.starts_with('F');
     let op = rwbs.trim_start_matches('F');
-    let ddir = match op.chars().next() {
-        Some('D') => Some(Ddir::Trim),
-        Some('W') => Some(Ddir::Write),
-        Some('R') => Some(Ddir::Read),
-        _ => None,
+    let (sector, n) = match (f.get(7), f.get(8), f.get(9)) {
+        (Some(sector), Some(&"+"), Some(n)) => (whole(sector, "sector")?, whole(n, "sectors")?),
+        _ => (0, 0),
     };
-    let io = match (f.get(7), f.get(8), f.get(9)) {
-        (Some(sector), Some(&"+"), Some(n)) => {
-            let sector = whole(sector, "sector")?;
-            let n = whole(n, "sectors")?;
-            match ddir {
-                Some(d) if n > 0 => Some((d, bytes(sector), bytes(n))),
-                _ => None,
-            }
-        }
-        _ => None,
+    // fio's queue_trace order: discard, then flush, then data (handle_trace_fs skips a Q
+    // of no bytes).
+    let op = match op.chars().next() {
+        Some('D') if n > 0 => RecOp::Io(Ddir::Trim, bytes(sector), bytes(n)),
+        _ if flush => RecOp::Flush,
+        Some('W') if n > 0 => RecOp::Io(Ddir::Write, bytes(sector), bytes(n)),
+        Some('R') if n > 0 => RecOp::Io(Ddir::Read, bytes(sector), bytes(n)),
+        _ => return Ok(Line::Skip),
     };
-    if io.is_none() && !preflush {
-        // A Q with no data and no flush (`N`, a zero-length bio): nothing to replay.
-        return Ok(Line::Skip);
-    }
-    Ok(Line::Rec(Record { t_ns, preflush, io }))
+    Ok(Line::Rec(Record { t_ns, op }))
 }
 
 #[cfg(test)]
@@ -251,7 +247,7 @@ mod tests {
             "128166372003061629,wdev,0,Write,3995500544,4096,1318",
         );
         assert_eq!(r.t_ns, 12_816_637_200_306_162_900);
-        assert_eq!(r.io, Some((Ddir::Write, 3_995_500_544, 4096)));
+        assert_eq!(r.op, RecOp::Io(Ddir::Write, 3_995_500_544, 4096));
         assert_eq!(
             Format::Msr.parse("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"),
             Ok(Line::Skip)
@@ -267,22 +263,22 @@ mod tests {
             "259,0    0        1     1.000250000  1000  Q  WS 34768 + 8 [fio]",
         );
         assert_eq!(r.t_ns, 1_000_250_000);
-        assert_eq!(r.io, Some((Ddir::Write, 34768 * 512, 4096)));
-        assert!(!r.preflush);
+        assert_eq!(r.op, RecOp::Io(Ddir::Write, 34768 * 512, 4096));
         let f = rec(
             Format::Blkparse,
             "259,0    0       25     0.000060000  1000  Q FWS [fio]",
         );
-        assert_eq!((f.preflush, f.io), (true, None));
+        assert_eq!(f.op, RecOp::Flush);
+        // A preflush write is a flush alone, as fio replays it.
         let fw = rec(Format::Blkparse, "8,0 1 3 0.5 7 Q FWFS 8 + 16 [jbd2]");
-        assert_eq!((fw.t_ns, fw.preflush), (500_000_000, true));
-        assert_eq!(fw.io, Some((Ddir::Write, 4096, 8192)));
+        assert_eq!((fw.t_ns, fw.op), (500_000_000, RecOp::Flush));
         let d = rec(Format::Blkparse, "8,0 1 3 0.5 7 Q DS 0 + 2048 [fstrim]");
-        assert_eq!(d.io, Some((Ddir::Trim, 0, 1 << 20)));
+        assert_eq!(d.op, RecOp::Io(Ddir::Trim, 0, 1 << 20));
         for skip in [
             "259,0    0       26     0.000060000  1000  G FWS [fio]",
             "259,0    0      163     0.000370000  1000  C  WS 122656 + 8 [0]",
             "8,0 1 3 0.5 7 Q N [kworker]",
+            "8,0 1 3 0.5 7 Q WS 8 + 0 [kworker]",
             "",
         ] {
             assert_eq!(Format::Blkparse.parse(skip), Ok(Line::Skip), "{skip}");

@@ -43,6 +43,7 @@
 //! generator then behaves as fio does for a single file of that size.
 
 mod axmap;
+pub mod blktrace;
 mod dist;
 pub mod foreign;
 pub mod iolog;

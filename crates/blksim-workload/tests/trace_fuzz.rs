@@ -111,6 +111,7 @@ fn mutated_traces_end_in_an_error_or_the_end_never_a_panic() {
             time_scale_pct: [1, 100, 250, 10_000][r.below(4)],
             scale: [1, 3, 4096][r.below(3)],
             align: [1, 512, 4096][r.below(3)],
+            skip: r.below(16) as u8,
         };
         let res = catch_unwind(AssertUnwindSafe(|| -> Result<usize, String> {
             let mut rd =
@@ -142,6 +143,83 @@ fn mutated_traces_end_in_an_error_or_the_end_never_a_panic() {
     eprintln!("{errors} errors, {ended} ended");
     assert!(
         errors > 1000 && ended > 1000,
+        "{errors} errors, {ended} ended"
+    );
+}
+
+/// The same for blktrace binary files: a real capture (crates/blksim/tests/data/blktrace)
+/// with bytes flipped, cut and spliced, in either byte order's magic.
+#[test]
+fn mutated_blktrace_files_end_in_an_error_or_the_end_never_a_panic() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../blksim/tests/data/blktrace/loop0.bin.dump"
+    );
+    let seed = std::fs::read(path).unwrap();
+    let mut r = Rng(0xb1c7_7ace);
+    let (mut errors, mut ended) = (0, 0);
+    for case in 0..3000 {
+        let mut b = seed.clone();
+        for _ in 0..1 + r.below(3) {
+            let at = r.below(b.len());
+            match r.below(4) {
+                0 => b[at] = r.next() as u8,
+                1 => b.truncate(at),
+                2 => {
+                    // A field of a record made extreme: time, sector, bytes, action, pdu_len.
+                    let rec = at / 48 * 48;
+                    let off = [8, 16, 24, 28, 46][r.below(5)];
+                    if rec + off + 2 <= b.len() {
+                        b[rec + off] = 0xff;
+                        b[rec + off + 1] = 0xff;
+                    }
+                }
+                _ => {
+                    let from = r.below(seed.len());
+                    let end = (from + r.below(200)).min(seed.len());
+                    b.splice(at..at, seed[from..end].iter().copied());
+                }
+            }
+            if b.is_empty() {
+                break;
+            }
+        }
+        let max = b.len() / 48 + 1;
+        let opts = ReplayOpts {
+            no_stall: r.below(2) == 0,
+            time_scale_pct: [1, 100, 10_000][r.below(3)],
+            scale: [1, 4096][r.below(2)],
+            align: [1, 4096][r.below(2)],
+            skip: r.below(16) as u8,
+        };
+        let res = catch_unwind(AssertUnwindSafe(|| -> Result<usize, String> {
+            let mut rd = IologReader::from_blktrace(
+                "t.bin",
+                Box::new(std::io::Cursor::new(b.clone())),
+                opts,
+            )?;
+            let mut n = 0;
+            while let Some(io) = rd.next_io()? {
+                n += 1;
+                assert!(n <= max, "more records than the file holds");
+                if let ReplayOp::Io(u) = io.op {
+                    assert!(u.len > 0, "an I/O of length 0");
+                }
+            }
+            Ok(n)
+        }));
+        match res {
+            Ok(Ok(_)) => ended += 1,
+            Ok(Err(e)) => {
+                assert!(e.starts_with("t.bin"), "unlocated error {e:?}");
+                errors += 1;
+            }
+            Err(_) => panic!("case {case} panicked"),
+        }
+    }
+    eprintln!("{errors} errors, {ended} ended");
+    assert!(
+        errors > 300 && ended > 300,
         "{errors} errors, {ended} ended"
     );
 }

@@ -1,4 +1,5 @@
-//! `blksim replay TRACE [options]`: replay a fio iolog as one job (`read_iolog`), after a
+//! `blksim replay TRACE [options]`: replay a trace `read_iolog` reads (fio iologs, blktrace
+//! binary files, blkparse text, MSR Cambridge and MQSim/DiskSim traces) as one job, after a
 //! summary of the trace read in one streaming pass: I/Os and flushes per direction, bytes,
 //! a size histogram, the span of offsets, the recorded duration and arrival rate (version 3
 //! logs), and the footprint (distinct 4 KiB blocks, estimated in constant memory with a
@@ -10,9 +11,11 @@ use std::fmt::Write as _;
 
 pub const USAGE: &str = "\
 usage: blksim replay TRACE [--iodepth=N] [fio options...] [blksim options...]
-       Replays the fio iolog TRACE (version 2 or 3) as one job: fio's read_iolog with
-       ioengine=libaio, iodepth=32 and direct=1 unless given. A summary of the trace goes to
-       stderr first. Any `blksim run` option applies (--device, --set, --output-format, ...).
+       Replays TRACE as one job (fio's read_iolog): a fio iolog (version 2 or 3), a blktrace
+       binary file or per-CPU set (dev for dev.blktrace.0, .1, ...), blkparse text, an MSR
+       Cambridge CSV or an MQSim/DiskSim ASCII trace. ioengine=libaio and direct=1 unless
+       given; iodepth=32 unless given, or for blktrace files the depth fio probes from the
+       trace. A summary of the trace goes to stderr first. Any `blksim run` option applies (--device, --set, --output-format, ...).
 ";
 
 /// HyperLogLog (Flajolet et al. 2007) over 4 KiB block numbers, 2^14 registers.
@@ -65,6 +68,7 @@ pub fn summary(path: &str) -> Result<String, String> {
         time_scale_pct: 100,
         scale: 1,
         align: 0,
+        skip: 0,
     };
     let mut r = IologReader::open(path, opts)?;
     let (mut ios, mut bytes, mut syncs) = ([0u64; 3], [0u64; 3], 0u64);
@@ -146,8 +150,14 @@ pub fn summary(path: &str) -> Result<String, String> {
 pub fn run_args(trace: &str, rest: &[String]) -> Vec<String> {
     let given = |k: &str| rest.iter().any(|a| a.starts_with(&format!("--{k}")));
     let mut a = vec!["--name=replay".to_string(), format!("--read_iolog={trace}")];
+    // A blktrace binary trace takes the depth fio probes from it (setup::prepare_replay).
+    let binary = blksim_workload::iolog::TraceFiles::parse(trace, &[], &[]).is_ok_and(|f| {
+        f.0.iter()
+            .all(|(p, _, _)| blksim_workload::iolog::is_blktrace_file(p))
+    });
     for (k, v) in [("ioengine", "libaio"), ("iodepth", "32"), ("direct", "1")] {
-        if !given(k) {
+        let probed = k == "iodepth" && binary;
+        if !given(k) && !probed {
             a.push(format!("--{k}={v}"));
         }
     }

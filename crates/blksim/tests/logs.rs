@@ -381,6 +381,14 @@ fn real_fio_replays_the_iolog() {
 }
 
 /// The I/O lines of a fio v3 iolog: (time µs, direction, offset, length).
+/// When fio replays a trace whose records start at time 0 (µs): fio's `delay_since_ttime`
+/// keeps "no previous time" as 0, so the gap after the records at time 0 is not waited and
+/// every later record comes that much earlier.
+fn fio_times(ios: &[(u64, String, u64, u64)]) -> Vec<u64> {
+    let shift = ios.iter().map(|x| x.0).find(|&t| t > 0).unwrap_or(0);
+    ios.iter().map(|x| x.0.saturating_sub(shift)).collect()
+}
+
 fn iolog_ios(path: &Path) -> Vec<(u64, String, u64, u64)> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -442,12 +450,12 @@ fn read_iolog_replays_fio_logs() {
     };
     let timed = replay("b.iolog", &[]);
     assert_eq!(same(&timed), same(&a));
-    let ta: Vec<u64> = a.iter().map(|x| x.0).collect();
+    let ta: Vec<u64> = fio_times(&a);
     let tb: Vec<u64> = timed.iter().map(|x| x.0).collect();
-    assert_eq!(tb, ta, "issued at the recorded times");
+    assert_eq!(tb, ta, "issued at the recorded times, as fio times them");
     let fast = replay("c.iolog", &["--replay_time_scale=200"]);
-    for (x, y) in fast.iter().zip(&a) {
-        assert!(x.0.abs_diff(y.0 / 2) <= 1, "{} vs {}/2", x.0, y.0);
+    for (x, y) in fast.iter().zip(&ta) {
+        assert!(x.0.abs_diff(y / 2) <= 1, "{} vs {}/2", x.0, y);
     }
     let nostall = replay("n.iolog", &["--replay_no_stall=1"]);
     assert_eq!(same(&nostall), same(&a));
@@ -517,6 +525,44 @@ fn read_iolog_replays_fio_logs() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(same(&iolog_ios(&d.join("g.iolog"))), same(&f));
+
+    // Timing as the real fio times it: reads at 0, 50 and 100 ms take 50 ms, not 100, as
+    // the gap after the record at time 0 is not waited (delay_since_ttime).
+    let img = d.join("q.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let q = format!(
+        "fio version 3 iolog\n0 {f} add\n0 {f} open\n0 {f} read 0 4096\n\
+         50000 {f} read 4096 4096\n100000 {f} read 8192 4096\n100000 {f} close\n",
+        f = img.display()
+    );
+    std::fs::write(d.join("q.iolog"), q).unwrap();
+    let o = Command::new("fio")
+        .current_dir(&d)
+        .args([
+            "--name=q",
+            "--ioengine=null",
+            "--read_iolog=q.iolog",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let fio: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let fio_ms = fio["jobs"][0]["job_runtime"].as_u64().unwrap();
+    let ours = run_in(
+        &d,
+        &["--device=null_blk", "--name=q", "--read_iolog=q.iolog"],
+    );
+    let ours_ms = ours["jobs"][0]["job_runtime"].as_u64().unwrap();
+    assert!((49..=53).contains(&fio_ms), "real fio: {fio_ms} ms");
+    assert!(
+        ours_ms.abs_diff(fio_ms) <= 2,
+        "blksim {ours_ms} ms, fio {fio_ms} ms"
+    );
 }
 
 /// A log that is not one, or a record that cannot be replayed, stops the run with the file
@@ -731,8 +777,8 @@ fn blkparse_text_replays_to_the_traced_ios() {
     assert_eq!(a.len(), 300);
     assert_eq!(same(&b), same(&a));
     // The trace's times (ns) and the iolog's (µs) round differently by at most 1 µs.
-    for (x, y) in a.iter().zip(&b) {
-        assert!(x.0.abs_diff(y.0) <= 1, "{x:?} vs {y:?}");
+    for (x, y) in fio_times(&a).iter().zip(&b) {
+        assert!(x.abs_diff(y.0) <= 1, "{x:?} vs {y:?}");
     }
     let syncs = |p: &Path| {
         std::fs::read_to_string(p)
@@ -747,4 +793,153 @@ fn blkparse_text_replays_to_the_traced_ios() {
         v["jobs"][0]["sync"]["total_ios"].as_u64(),
         Some(syncs(&d.join("a.iolog")) as u64)
     );
+}
+
+/// The `issued rwts` line of a fio report: reads, writes, trims, syncs.
+fn issued(report: &str) -> Vec<u64> {
+    let l = report
+        .lines()
+        .find(|l| l.contains("issued rwts: total="))
+        .unwrap_or_else(|| panic!("no issued line in\n{report}"));
+    l.split("total=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|x| x.parse().unwrap())
+        .collect()
+}
+
+/// blktrace binary files replay as fio's blktrace.c replays them: a traced job's per-CPU set
+/// replays to its own I/Os, flushes and times; the real blkparse's merged file replays to
+/// what the real fio issues from it; and a real capture (tests/data/blktrace) replays, as
+/// the merged dump, the per-CPU set and blkparse's text, to the 103 reads, 113 writes and 3
+/// flushes fio 3.33 issued from it, at the depth fio probes from the trace.
+#[test]
+fn blktrace_binary_replays_as_fio_does() {
+    let d = tmpdir("blktrace");
+    run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=a",
+            "--rw=randrw",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--number_ios=300",
+            "--rate_iops=2000",
+            "--fsync=16",
+            "--write_iolog=a.iolog",
+            "--blktrace=.",
+        ],
+    );
+    // The per-CPU set, named by its device as blkparse -i takes it.
+    run_in(
+        &d,
+        &[
+            "--device=null_blk",
+            "--name=b",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--read_iolog=nullb0",
+            "--write_iolog=b.iolog",
+        ],
+    );
+    let a = iolog_ios(&d.join("a.iolog"));
+    let b = iolog_ios(&d.join("b.iolog"));
+    let same = |x: &[(u64, String, u64, u64)]| -> Vec<(String, u64, u64)> {
+        x.iter().map(|(_, d, o, l)| (d.clone(), *o, *l)).collect()
+    };
+    assert_eq!(a.len(), 300);
+    assert_eq!(same(&b), same(&a));
+    for (x, y) in fio_times(&a).iter().zip(&b) {
+        assert!(x.abs_diff(y.0) <= 1, "{x:?} vs {y:?}");
+    }
+    // The real blkparse merges it; the real fio replays the merged file.
+    let p = Command::new("blkparse")
+        .current_dir(&d)
+        .args(["-i", "nullb0", "-d", "merged.bin", "-o", "/dev/null"])
+        .output()
+        .unwrap_or_else(|e| panic!("blkparse: {e}; scripts/test.sh installs it (blktrace)"));
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    let img = d.join("target.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 30)
+        .unwrap();
+    let f = Command::new("fio")
+        .current_dir(&d)
+        .args([
+            "--name=f",
+            "--ioengine=null",
+            "--read_iolog=merged.bin",
+            &format!("--replay_redirect={}", img.display()),
+            "--replay_no_stall=1",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("real fio: {e}; {INSTALL}"));
+    assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
+    let ours = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .current_dir(&d)
+        .args([
+            "run",
+            "--device=null_blk",
+            "--name=g",
+            "--ioengine=libaio",
+            "--read_iolog=merged.bin",
+            "--replay_no_stall=1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    let fio_issued = issued(&String::from_utf8_lossy(&f.stdout));
+    assert_eq!(issued(&String::from_utf8_lossy(&ours.stdout)), fio_issued);
+    assert!(fio_issued[3] > 0, "the trace's flushes: {fio_issued:?}");
+
+    // The real capture, three ways.
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/blktrace");
+    let want = issued(&std::fs::read_to_string(data.join("replay_blktrace.normal.txt")).unwrap());
+    assert_eq!(want, [103, 113, 0, 3]);
+    for src in ["loop0.bin.dump", "loop0", "loop0.blkparse.txt"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .current_dir(&data)
+            .args([
+                "run",
+                "--device=null_blk",
+                "--name=r",
+                "--ioengine=libaio",
+                &format!("--read_iolog={src}"),
+                "--replay_no_stall=1",
+                "--output-format=normal,json",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{src}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(issued(&text), want, "{src}");
+        if src != "loop0.blkparse.txt" {
+            // fio probes iodepth 4 from the binary trace (its report: "4=100.0%"), and
+            // prints the header before it does.
+            // fio's order: the JSON report, then the normal one.
+            let json: Value = serde_json::Deserializer::from_str(&text[text.find('{').unwrap()..])
+                .into_iter()
+                .next()
+                .unwrap()
+                .unwrap();
+            let levels = &json["jobs"][0]["iodepth_level"];
+            assert!(levels["4"].as_f64().unwrap() > 90.0, "{src}: {levels}");
+            assert!(text.contains("ioengine=libaio, iodepth=1\n"), "{src}");
+        }
+    }
 }
