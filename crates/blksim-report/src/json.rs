@@ -242,6 +242,13 @@ fn ddir_json(
         "lat_ns",
         lat_json(&d.lat, o.lat_percentiles, plist, d.lat.hist.as_ref(), plus),
     );
+    // A replayed trace's own response times (not in fio): only when the trace had them.
+    if d.recorded.samples > 0 {
+        v.push(
+            "recorded_lat_ns",
+            lat_json(&d.recorded, true, plist, d.recorded.hist.as_ref(), plus),
+        );
+    }
     let (bmin, bmax, bagg, bmean, bdev) = match d.bw.calc() {
         Some((mn, mx, mean, dev)) => (mn, mx, agg_percent(rs, ddir, mean), mean, dev),
         None => (0, 0, 0.0, 0.0, 0.0),

@@ -294,6 +294,18 @@ fn show_ddir_status(
     if o.lat_percentiles && d.lat.samples > 0 {
         show_percentiles(d.lat.hist.as_ref(), d.lat.samples, plist, prec, "lat", out)?;
     }
+    // A replayed trace's own response times, beside the simulated ones (not in fio).
+    if d.recorded.samples > 0 {
+        display_lat("recorded lat", &d.recorded, out)?;
+        show_percentiles(
+            d.recorded.hist.as_ref(),
+            d.recorded.samples,
+            plist,
+            prec,
+            "recorded lat",
+            out,
+        )?;
+    }
     if let Some((min, max, mean, dev)) = d.bw.calc() {
         let fkb = kb_base as f64;
         let mut bw_str = match (unit_base, i2p) {

@@ -257,6 +257,9 @@ pub struct DirStats {
     pub iops: LatStat,
     /// `ts->runtime[ddir]` in ms (0 when the direction did no I/O).
     pub runtime_ms: u64,
+    /// A replayed trace's own response times for this direction (MSR's `ResponseTime`,
+    /// a blktrace's queue-to-completion times), with their histogram; empty otherwise.
+    pub recorded: LatStat,
     // Sampling state (fio's td->stat_io_bytes / stat_io_blocks).
     stat_io_bytes: u64,
     stat_io_blocks: u64,
@@ -272,6 +275,7 @@ impl DirStats {
             slat: LatStat::new(o.slat_percentiles),
             clat: LatStat::new(o.clat_percentiles),
             lat: LatStat::new(o.lat_percentiles),
+            recorded: LatStat::new(true),
             bw: LatStat::new(false),
             iops: LatStat::new(false),
             runtime_ms: 0,
@@ -314,6 +318,7 @@ impl DirStats {
         self.clat.merge(&src.clat);
         self.slat.merge(&src.slat);
         self.lat.merge(&src.lat);
+        self.recorded.merge(&src.recorded);
         self.bw.merge_pure_sum(&src.bw);
         self.iops.merge_pure_sum(&src.iops);
         self.io_bytes += src.io_bytes;

@@ -20,13 +20,14 @@ use blksim_trace::record::{blk_tc_act, ta, tc};
 use blksim_trace::{RawRecord, RecordStream};
 
 use crate::foreign::{RecOp, Record};
+use crate::recorded::Outstanding;
 
 /// One file of a merge.
 struct Src {
     path: String,
     stream: RecordStream<Box<dyn Read>>,
-    /// The next `Q` of this file, its time already scaled and shifted.
-    peek: Option<(Record, RawRecord)>,
+    /// The next event of this file and its time, scaled and shifted.
+    peek: Option<(u64, RawRecord)>,
     scalar_pct: u64,
     iters: u64,
     iter: u64,
@@ -40,6 +41,8 @@ pub struct BlktraceReader {
     srcs: Vec<Src>,
     /// The file and record of the last record returned, for errors.
     at: String,
+    /// Queued requests waiting for their completions: the trace's response times.
+    pub recorded: Outstanding,
 }
 
 /// What a `Q` event replays as (`queue_trace`), None for events fio skips.
@@ -75,7 +78,20 @@ fn open(path: &str) -> Result<Box<dyn Read>, String> {
 }
 
 impl Src {
-    /// Read on to this file's next `Q` (rewinding for another pass when asked).
+    fn new(path: &str, stream: RecordStream<Box<dyn Read>>, scalar_pct: u64, iters: u64) -> Self {
+        Src {
+            path: path.to_string(),
+            stream,
+            peek: None,
+            scalar_pct,
+            iters: iters.max(1),
+            iter: 0,
+            last_time: 0,
+            length: 0,
+        }
+    }
+
+    /// Read this file's next event (rewinding for another pass when asked).
     fn advance(&mut self) -> Result<(), String> {
         self.peek = None;
         loop {
@@ -96,16 +112,16 @@ impl Src {
                 self.stream = RecordStream::new(open(&self.path)?);
                 continue;
             };
-            if rec.action & blk_tc_act(tc::NOTIFY) == 0 {
-                self.last_time = rec.time_ns;
+            if rec.action & blk_tc_act(tc::NOTIFY) != 0 {
+                continue;
             }
-            let Some(op) = replay_op(&rec) else { continue };
+            self.last_time = rec.time_ns;
             let t = rec
                 .time_ns
                 .saturating_add(self.iter.saturating_mul(self.length))
                 .saturating_mul(self.scalar_pct)
                 / 100;
-            self.peek = Some((Record { t_ns: t, op }, rec));
+            self.peek = Some((t, rec));
             return Ok(());
         }
     }
@@ -116,32 +132,19 @@ impl BlktraceReader {
     pub fn open(files: &[(String, u64, u64)]) -> Result<Self, String> {
         let mut srcs = Vec::with_capacity(files.len());
         for (path, scalar_pct, iters) in files {
-            srcs.push(Src {
-                path: path.clone(),
-                stream: RecordStream::new(open(path)?),
-                peek: None,
-                scalar_pct: *scalar_pct,
-                iters: (*iters).max(1),
-                iter: 0,
-                last_time: 0,
-                length: 0,
-            });
+            srcs.push(Src::new(
+                path,
+                RecordStream::new(open(path)?),
+                *scalar_pct,
+                *iters,
+            ));
         }
         Self::start(srcs)
     }
 
     /// One trace from a stream (tests, fuzzing).
     pub fn from_reader(name: &str, r: Box<dyn Read>) -> Result<Self, String> {
-        Self::start(vec![Src {
-            path: name.to_string(),
-            stream: RecordStream::new(r),
-            peek: None,
-            scalar_pct: 100,
-            iters: 1,
-            iter: 0,
-            last_time: 0,
-            length: 0,
-        }])
+        Self::start(vec![Src::new(name, RecordStream::new(r), 100, 1)])
     }
 
     fn start(mut srcs: Vec<Src>) -> Result<Self, String> {
@@ -151,26 +154,47 @@ impl BlktraceReader {
         Ok(BlktraceReader {
             srcs,
             at: String::new(),
+            recorded: Outstanding::default(),
         })
     }
 
     /// The next `Q` of the merge, in time order (ties to the first file), with its raw
-    /// record (for `merge_blktrace_file`).
+    /// record (for `merge_blktrace_file`). Every event is taken in time order on the way,
+    /// so that completions pair with the requests they answer.
     pub fn next_raw(&mut self) -> Result<Option<(Record, RawRecord)>, String> {
-        let mut best: Option<usize> = None;
-        for (i, s) in self.srcs.iter().enumerate() {
-            if let Some((r, _)) = &s.peek {
-                if best.is_none_or(|b| r.t_ns < self.srcs[b].peek.as_ref().unwrap().0.t_ns) {
-                    best = Some(i);
+        loop {
+            let mut best: Option<usize> = None;
+            for (i, s) in self.srcs.iter().enumerate() {
+                if let Some((t, _)) = &s.peek {
+                    if best.is_none_or(|b| *t < self.srcs[b].peek.as_ref().unwrap().0) {
+                        best = Some(i);
+                    }
                 }
             }
+            let Some(i) = best else { return Ok(None) };
+            let s = &mut self.srcs[i];
+            let (t, rec) = s.peek.take().unwrap();
+            self.at = format!("{}: record {}", s.path, s.stream.records);
+            s.advance()?;
+            match replay_op(&rec) {
+                Some(op) => {
+                    if let RecOp::Io(ddir, _, _) = op {
+                        self.recorded
+                            .queued(rec.device, rec.sector, rec.time_ns, ddir);
+                    }
+                    return Ok(Some((Record { t_ns: t, op }, rec)));
+                }
+                None if rec.action & 0xffff == ta::COMPLETE => {
+                    self.recorded.completed(
+                        rec.device,
+                        rec.sector,
+                        u64::from(rec.bytes) / 512,
+                        rec.time_ns,
+                    );
+                }
+                None => {}
+            }
         }
-        let Some(i) = best else { return Ok(None) };
-        let s = &mut self.srcs[i];
-        let out = s.peek.take();
-        self.at = format!("{}: record {}", s.path, s.stream.records);
-        s.advance()?;
-        Ok(out)
     }
 
     pub fn next_record(&mut self) -> Result<Option<Record>, String> {

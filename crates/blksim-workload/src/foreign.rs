@@ -40,6 +40,17 @@ pub struct Record {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Line {
     Rec(Record),
+    /// A record with the response time the trace states for it (MSR's `ResponseTime`).
+    Responded(Record, u64),
+    /// A request queued on a device (blkparse `Q`), answered by a later [`Line::Completed`].
+    Queued(Record, u32),
+    /// blkparse `C`: `sectors` from `sector` on the device completed.
+    Completed {
+        t_ns: u64,
+        dev: u32,
+        sector: u64,
+        sectors: u64,
+    },
     /// Nothing to replay (blkparse events other than `Q`, a header).
     Skip,
     /// The end of the records (blkparse's summary).
@@ -61,7 +72,7 @@ impl Format {
         }
         [Format::Ascii, Format::Msr, Format::Blkparse]
             .into_iter()
-            .find(|f| matches!(f.parse(line), Ok(Line::Rec(_) | Line::Skip)))
+            .find(|f| f.parse(line).is_ok_and(|l| l != Line::End))
     }
 
     /// What a line of this format should look like, for errors.
@@ -135,15 +146,18 @@ fn msr(line: &str) -> Result<Line, String> {
     };
     let offset = whole(f[4], "Offset")?;
     let size = whole(f[5], "Size")?;
-    whole(f[6], "ResponseTime")?;
+    let resp = whole(f[6], "ResponseTime")?;
     if size == 0 {
         return Err("a request of 0 bytes".into());
     }
-    Ok(Line::Rec(Record {
-        // FILETIME counts 100 ns ticks.
-        t_ns: ticks.saturating_mul(100),
-        op: RecOp::Io(ddir, offset, size),
-    }))
+    // FILETIME and ResponseTime count 100 ns ticks.
+    Ok(Line::Responded(
+        Record {
+            t_ns: ticks.saturating_mul(100),
+            op: RecOp::Io(ddir, offset, size),
+        },
+        resp.saturating_mul(100),
+    ))
 }
 
 /// `seconds.nanoseconds` as blkparse prints it (`%5T.%9t`), exactly, without floats.
@@ -181,6 +195,21 @@ fn blkparse(line: &str) -> Result<Line, String> {
         return Err(format!("expected {}", Format::Blkparse.expected()));
     }
     let t_ns = seconds_ns(f[3]).ok_or_else(|| format!("time '{}' is not seconds", f[3]))?;
+    let dev = f[0]
+        .split_once(',')
+        .and_then(|(a, b)| Some(blksim_trace::mkdev(a.parse().ok()?, b.parse().ok()?)))
+        .unwrap_or(0);
+    if f[5] == "C" {
+        if let (Some(sector), Some(&"+"), Some(n)) = (f.get(7), f.get(8), f.get(9)) {
+            return Ok(Line::Completed {
+                t_ns,
+                dev,
+                sector: whole(sector, "sector")?,
+                sectors: whole(n, "sectors")?,
+            });
+        }
+        return Ok(Line::Skip);
+    }
     if f[5] != "Q" {
         return Ok(Line::Skip);
     }
@@ -201,7 +230,10 @@ fn blkparse(line: &str) -> Result<Line, String> {
         Some('R') if n > 0 => RecOp::Io(Ddir::Read, bytes(sector), bytes(n)),
         _ => return Ok(Line::Skip),
     };
-    Ok(Line::Rec(Record { t_ns, op }))
+    Ok(match op {
+        RecOp::Io(..) => Line::Queued(Record { t_ns, op }, dev),
+        RecOp::Flush => Line::Rec(Record { t_ns, op }),
+    })
 }
 
 #[cfg(test)]
@@ -210,7 +242,7 @@ mod tests {
 
     fn rec(f: Format, l: &str) -> Record {
         match f.parse(l).unwrap() {
-            Line::Rec(r) => r,
+            Line::Rec(r) | Line::Responded(r, _) | Line::Queued(r, _) => r,
             o => panic!("{o:?}"),
         }
     }
@@ -276,7 +308,6 @@ mod tests {
         assert_eq!(d.op, RecOp::Io(Ddir::Trim, 0, 1 << 20));
         for skip in [
             "259,0    0       26     0.000060000  1000  G FWS [fio]",
-            "259,0    0      163     0.000370000  1000  C  WS 122656 + 8 [0]",
             "8,0 1 3 0.5 7 Q N [kworker]",
             "8,0 1 3 0.5 7 Q WS 8 + 0 [kworker]",
             "",
@@ -284,6 +315,26 @@ mod tests {
             assert_eq!(Format::Blkparse.parse(skip), Ok(Line::Skip), "{skip}");
         }
         assert_eq!(Format::Blkparse.parse("CPU0 (259,0):"), Ok(Line::End));
+        assert_eq!(
+            Format::Blkparse
+                .parse("259,0    0      163     0.000370000  1000  C  WS 122656 + 8 [0]"),
+            Ok(Line::Completed {
+                t_ns: 370_000,
+                dev: blksim_trace::mkdev(259, 0),
+                sector: 122656,
+                sectors: 8
+            })
+        );
+        assert_eq!(
+            Format::Msr.parse("1,h,0,Read,0,4096,26"),
+            Ok(Line::Responded(
+                Record {
+                    t_ns: 100,
+                    op: RecOp::Io(Ddir::Read, 0, 4096)
+                },
+                2600
+            ))
+        );
         assert!(Format::Blkparse.parse("8,0 1 3 x 7 Q R 0 + 8 [a]").is_err());
         assert!(Format::Blkparse
             .parse("8,0 1 3 0.1 7 Q R 0 + y [a]")

@@ -19,6 +19,7 @@ use std::io::BufRead;
 
 use crate::blktrace::BlktraceReader;
 use crate::foreign::{Format, Line, RecOp, Record};
+use crate::recorded::Outstanding;
 use crate::IoU;
 
 /// What a log line asks for: an I/O, or a flush (`sync`, `datasync`).
@@ -81,6 +82,8 @@ pub struct IologReader {
     buf: String,
     /// A foreign trace's first line, read to recognise the format.
     pending: Option<String>,
+    /// The trace's own response times, for a text trace that has them.
+    recorded: Outstanding,
 }
 
 /// How `read_iolog` names its files: one path, or several joined by `:` (a blktrace
@@ -264,6 +267,7 @@ impl IologReader {
             pending_wait_us: None,
             buf: String::new(),
             pending,
+            recorded: Outstanding::default(),
         })
     }
 
@@ -290,6 +294,24 @@ impl IologReader {
             }
             match format.parse(line.trim_end()).map_err(|e| self.bad(&e))? {
                 Line::Rec(r) => return Ok(Some(r)),
+                Line::Responded(r, ns) => {
+                    if let RecOp::Io(ddir, ..) = r.op {
+                        self.recorded.direct(ddir, ns);
+                    }
+                    return Ok(Some(r));
+                }
+                Line::Queued(r, dev) => {
+                    if let RecOp::Io(ddir, off, _) = r.op {
+                        self.recorded.queued(dev, off / 512, r.t_ns, ddir);
+                    }
+                    return Ok(Some(r));
+                }
+                Line::Completed {
+                    t_ns,
+                    dev,
+                    sector,
+                    sectors,
+                } => self.recorded.completed(dev, sector, sectors, t_ns),
                 Line::Skip => continue,
                 Line::End => {
                     // Nothing after blkparse's summary is replayed.
@@ -327,6 +349,15 @@ impl IologReader {
             offset &= !(self.opts.align - 1);
         }
         offset
+    }
+
+    /// The trace's own response times found since the last call (MSR's `ResponseTime`, the
+    /// queue-to-completion times of a blktrace or blkparse trace), per direction, in ns.
+    pub fn take_recorded(&mut self) -> std::vec::Drain<'_, (Ddir, u64)> {
+        match self.blktrace.as_mut() {
+            Some(b) => b.recorded.take(),
+            None => self.recorded.take(),
+        }
     }
 
     /// `file:line` (or `file: record N`) of the last record read.

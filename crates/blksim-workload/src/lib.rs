@@ -47,6 +47,7 @@ pub mod blktrace;
 mod dist;
 pub mod foreign;
 pub mod iolog;
+pub mod recorded;
 
 pub use axmap::Axmap;
 pub use blksim_job::Ddir;

@@ -903,10 +903,31 @@ fn blktrace_binary_replays_as_fio_does() {
     assert_eq!(issued(&String::from_utf8_lossy(&ours.stdout)), fio_issued);
     assert!(fio_issued[3] > 0, "the trace's flushes: {fio_issued:?}");
 
-    // The real capture, three ways.
+    // The real capture, three ways. Its own response times are btt's Q2C figures.
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/blktrace");
     let want = issued(&std::fs::read_to_string(data.join("replay_blktrace.normal.txt")).unwrap());
     assert_eq!(want, [103, 113, 0, 3]);
+    let b = Command::new("btt")
+        .current_dir(&d)
+        .args([
+            "-i",
+            data.join("loop0.bin.dump").to_str().unwrap(),
+            "-o",
+            "btt",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("btt: {e}; scripts/test.sh installs it (blktrace)"));
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    let avg = std::fs::read_to_string(d.join("btt.avg")).unwrap();
+    let q2c: Vec<f64> = avg
+        .lines()
+        .find(|l| l.starts_with("Q2C"))
+        .expect("btt's Q2C row")
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let (q2c_min, q2c_avg, q2c_max, q2c_n) = (q2c[0], q2c[1], q2c[2], q2c[3]);
     for src in ["loop0.bin.dump", "loop0", "loop0.blkparse.txt"] {
         let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
             .current_dir(&data)
@@ -928,15 +949,34 @@ fn blktrace_binary_replays_as_fio_does() {
         );
         let text = String::from_utf8_lossy(&o.stdout);
         assert_eq!(issued(&text), want, "{src}");
+        // fio's order: the JSON report, then the normal one.
+        let json: Value = serde_json::Deserializer::from_str(&text[text.find('{').unwrap()..])
+            .into_iter()
+            .next()
+            .unwrap()
+            .unwrap();
+        // Every request paired with its completion, as btt pairs them.
+        let rec = |d: &str, k: &str| json["jobs"][0][d]["recorded_lat_ns"][k].as_f64().unwrap();
+        let n = rec("read", "N") + rec("write", "N");
+        assert_eq!(n, q2c_n, "{src}");
+        assert_eq!(
+            rec("read", "min").min(rec("write", "min")),
+            (q2c_min * 1e9).round()
+        );
+        assert_eq!(
+            rec("read", "max").max(rec("write", "max")),
+            (q2c_max * 1e9).round()
+        );
+        let mean =
+            (rec("read", "N") * rec("read", "mean") + rec("write", "N") * rec("write", "mean")) / n;
+        assert!(
+            (mean - q2c_avg * 1e9).abs() < 1.0,
+            "{src}: {mean} ns vs btt {q2c_avg} s"
+        );
+        assert!(text.contains("    recorded lat (usec): "), "{src}");
         if src != "loop0.blkparse.txt" {
             // fio probes iodepth 4 from the binary trace (its report: "4=100.0%"), and
             // prints the header before it does.
-            // fio's order: the JSON report, then the normal one.
-            let json: Value = serde_json::Deserializer::from_str(&text[text.find('{').unwrap()..])
-                .into_iter()
-                .next()
-                .unwrap()
-                .unwrap();
             let levels = &json["jobs"][0]["iodepth_level"];
             assert!(levels["4"].as_f64().unwrap() > 90.0, "{src}: {levels}");
             assert!(text.contains("ioengine=libaio, iodepth=1\n"), "{src}");

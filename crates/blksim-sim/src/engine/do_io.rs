@@ -225,7 +225,12 @@ impl Sim {
                 } else if let Some(r) = task.replay.as_mut() {
                     // `read_iolog_get`: the log's next I/O, held until its gap has passed
                     // since the last issue (`iolog_delay`), or its `wait` time.
-                    match r.next_io() {
+                    let next = r.next_io();
+                    // The trace's own response times, for the report beside the simulated.
+                    for (d, ns) in r.take_recorded() {
+                        task.stats.dir[d as usize].recorded.add(ns);
+                    }
+                    match next {
                         Ok(Some(x)) => {
                             let due = match x.at_ns {
                                 Some(at) => task.start_ns.saturating_add(at),
