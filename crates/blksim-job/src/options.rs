@@ -474,6 +474,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("sync_file_range", C::Sync, "Use sync_file_range()"),
     unm("fsync_on_close", C::Sync, "fsync files on close"),
     m("read_iolog", &[], T::Str, "", C::IoType, "Playback IO pattern from file", set_read_iolog),
+    m("read_iolog_chunked", &[], T::Bool, "0", C::IoType,
+      "Parse IO pattern in chunks", set_read_iolog_chunked),
     m("replay_no_stall", &[], T::Bool, "0", C::IoType,
       "Playback IO pattern file as fast as possible without stalls", set_replay_no_stall),
     m("replay_redirect", &[], T::Str, "", C::IoType,
@@ -832,6 +834,12 @@ fn set_read_iolog(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<()
     }
     j.replay.file = Some(v.to_string());
     Ok(())
+}
+
+/// fio reads a trace in chunks with it, all at once without; blksim always reads a record
+/// at a time, so either value replays the same.
+fn set_read_iolog_chunked(_: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    parse_bool(v).map(|_| ())
 }
 
 fn set_replay_no_stall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {

@@ -15,6 +15,13 @@
 //!   (a leading `F`) is a flush alone (fio replays no data with it), then `W` a write and
 //!   `R` a read; a `Q` of no bytes is skipped, and FUA (a trailing `F`) is not modelled.
 //!   The per-CPU summary blkparse appends ends the trace.
+//! - **Alibaba Cloud block traces** (Li et al., IISWC 2020; github.com/alibaba/block-traces):
+//!   `device_id,opcode,offset,length,timestamp`, opcode `R` or `W`, offset and length in
+//!   bytes, the time in µs since the Unix epoch.
+//! - **Tencent CBS** (SNIA IOTTA; Zhang et al., "OSCA", ATC 2020):
+//!   `Timestamp,Offset,Size,IOType,VolumeID`, the time in whole seconds (so a second's
+//!   requests arrive together), offset and size in 512-byte sectors, IOType 0 = read,
+//!   1 = write.
 //!
 //! Every device's records are replayed on the one simulated device.
 
@@ -62,6 +69,8 @@ pub enum Format {
     Ascii,
     Msr,
     Blkparse,
+    Alibaba,
+    Tencent,
 }
 
 impl Format {
@@ -70,9 +79,15 @@ impl Format {
         if line.trim().is_empty() {
             return None;
         }
-        [Format::Ascii, Format::Msr, Format::Blkparse]
-            .into_iter()
-            .find(|f| f.parse(line).is_ok_and(|l| l != Line::End))
+        [
+            Format::Ascii,
+            Format::Msr,
+            Format::Blkparse,
+            Format::Alibaba,
+            Format::Tencent,
+        ]
+        .into_iter()
+        .find(|f| f.parse(line).is_ok_and(|l| l != Line::End))
     }
 
     /// What a line of this format should look like, for errors.
@@ -85,6 +100,8 @@ impl Format {
                 "'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime' (Type Read or Write)"
             }
             Format::Blkparse => "'dev cpu seq time pid action rwbs [sector + sectors] [process]'",
+            Format::Alibaba => "'device_id,opcode,offset,length,timestamp' (opcode R or W)",
+            Format::Tencent => "'Timestamp,Offset,Size,IOType,VolumeID' (IOType 0 or 1)",
         }
     }
 
@@ -94,6 +111,8 @@ impl Format {
             Format::Ascii => ascii(line),
             Format::Msr => msr(line),
             Format::Blkparse => blkparse(line),
+            Format::Alibaba => alibaba(line),
+            Format::Tencent => tencent(line),
         }
     }
 }
@@ -158,6 +177,55 @@ fn msr(line: &str) -> Result<Line, String> {
         },
         resp.saturating_mul(100),
     ))
+}
+
+fn alibaba(line: &str) -> Result<Line, String> {
+    let f: Vec<&str> = line.split(',').map(str::trim).collect();
+    if f.len() != 5 {
+        return Err(format!("expected {}", Format::Alibaba.expected()));
+    }
+    whole(f[0], "device_id")?;
+    let ddir = match f[1] {
+        "R" => Ddir::Read,
+        "W" => Ddir::Write,
+        o => return Err(format!("opcode '{o}' is neither R nor W")),
+    };
+    let offset = whole(f[2], "offset")?;
+    let len = whole(f[3], "length")?;
+    let us = whole(f[4], "timestamp")?;
+    if len == 0 {
+        return Err("a request of 0 bytes".into());
+    }
+    Ok(Line::Rec(Record {
+        t_ns: us.saturating_mul(1000),
+        op: RecOp::Io(ddir, offset, len),
+    }))
+}
+
+fn tencent(line: &str) -> Result<Line, String> {
+    let f: Vec<&str> = line.split(',').map(str::trim).collect();
+    if f.len() != 5 {
+        return Err(format!("expected {}", Format::Tencent.expected()));
+    }
+    if f[0] == "Timestamp" {
+        return Ok(Line::Skip);
+    }
+    let s = whole(f[0], "Timestamp")?;
+    let sector = whole(f[1], "Offset")?;
+    let n = whole(f[2], "Size")?;
+    let ddir = match f[3] {
+        "0" => Ddir::Read,
+        "1" => Ddir::Write,
+        o => return Err(format!("IOType '{o}' is neither 0 (read) nor 1 (write)")),
+    };
+    whole(f[4], "VolumeID")?;
+    if n == 0 {
+        return Err("a request of 0 sectors".into());
+    }
+    Ok(Line::Rec(Record {
+        t_ns: s.saturating_mul(1_000_000_000),
+        op: RecOp::Io(ddir, bytes(sector), bytes(n)),
+    }))
 }
 
 /// `seconds.nanoseconds` as blkparse prints it (`%5T.%9t`), exactly, without floats.
@@ -270,6 +338,34 @@ mod tests {
         assert_eq!(Format::recognise("fio version 3 iolog"), None);
         assert_eq!(Format::recognise("1000 0 8 16 7"), None);
         assert_eq!(Format::recognise(""), None);
+    }
+
+    #[test]
+    fn alibaba_and_tencent_units() {
+        let a = "0,R,126703644672,4096,1577808000000626";
+        assert_eq!(Format::recognise(a), Some(Format::Alibaba));
+        assert_eq!(
+            rec(Format::Alibaba, a),
+            Record {
+                t_ns: 1_577_808_000_000_626_000,
+                op: RecOp::Io(Ddir::Read, 126_703_644_672, 4096)
+            }
+        );
+        let t = "1538323200,2048,16,1,1283";
+        assert_eq!(Format::recognise(t), Some(Format::Tencent));
+        assert_eq!(
+            rec(Format::Tencent, t),
+            Record {
+                t_ns: 1_538_323_200_000_000_000,
+                op: RecOp::Io(Ddir::Write, 1 << 20, 8192)
+            }
+        );
+        assert_eq!(
+            Format::recognise("Timestamp,Offset,Size,IOType,VolumeID"),
+            Some(Format::Tencent)
+        );
+        assert!(Format::Alibaba.parse("0,T,0,4096,1").is_err());
+        assert!(Format::Tencent.parse("1,0,8,2,1").is_err());
     }
 
     #[test]

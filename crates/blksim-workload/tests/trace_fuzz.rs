@@ -1,6 +1,7 @@
 //! No trace may panic or hang `read_iolog`. A deterministic generator (fixed seed, so a
 //! failure reproduces) mutates valid traces of every format the reader recognises — fio
-//! versions 2 and 3, MQSim/DiskSim ASCII, MSR Cambridge CSV, blkparse text — by replacing,
+//! versions 2 and 3, MQSim/DiskSim ASCII, MSR Cambridge CSV, blkparse text, the Alibaba and
+//! Tencent CSVs — by replacing,
 //! deleting, duplicating and splicing bytes and fields. Every input must end in a located
 //! error or the end of the trace within as many records as it has lines, and every I/O read
 //! must have a length.
@@ -36,7 +37,10 @@ const SEEDS: &[&str] = &[
      259,0    0       25     0.000060000  1000  Q FWS [fio]\n\
      259,0    0       28     0.000060000  1000  Q FWFS 70312 + 8 [fio]\n\
      259,0    0       29     0.000070000  1000  Q  DS 0 + 2048 [fstrim]\n\
+     259,0    0       30     0.000080000  1000  C  WS 34768 + 8 [0]\n\
      CPU0 (259,0):\n Reads Queued:           0,        0KiB\n",
+    "0,R,126703644672,4096,1577808000000626\n0,W,4096,8192,1577808000000900\n",
+    "Timestamp,Offset,Size,IOType,VolumeID\n1538323200,2048,16,1,1283\n1538323201,0,8,0,7\n",
 ];
 
 const PIECES: &[&str] = &[
