@@ -211,9 +211,7 @@ impl IologReader {
             }
         }
         let bt = BlktraceReader::open(&files.0)?;
-        let mut me = Self::from_reader(first, Box::new(std::io::empty()), opts)?;
-        me.blktrace = Some(Box::new(bt));
-        Ok(me)
+        Ok(Self::binary(first, bt, opts))
     }
 
     /// A blktrace binary trace from a stream (tests, fuzzing).
@@ -223,9 +221,46 @@ impl IologReader {
         opts: ReplayOpts,
     ) -> Result<Self, String> {
         let bt = BlktraceReader::from_reader(name, r)?;
-        let mut me = Self::from_reader(name, Box::new(std::io::empty()), opts)?;
-        me.blktrace = Some(Box::new(bt));
-        Ok(me)
+        Ok(Self::binary(name, bt, opts))
+    }
+
+    fn binary(name: &str, bt: BlktraceReader, opts: ReplayOpts) -> Self {
+        Self::new(
+            name,
+            Box::new(std::io::empty()),
+            0,
+            None,
+            None,
+            opts,
+            Some(bt),
+        )
+    }
+
+    fn new(
+        name: &str,
+        lines: Box<dyn BufRead>,
+        version: u32,
+        foreign: Option<Format>,
+        pending: Option<String>,
+        opts: ReplayOpts,
+        blktrace: Option<BlktraceReader>,
+    ) -> Self {
+        IologReader {
+            name: name.to_string(),
+            lines,
+            line_no: if pending.is_some() { 0 } else { 1 },
+            version,
+            foreign,
+            blktrace: blktrace.map(Box::new),
+            at_end: false,
+            opts,
+            last_ttime: 0,
+            carry_us: 0,
+            pending_wait_us: None,
+            buf: String::new(),
+            pending,
+            recorded: Outstanding::default(),
+        }
     }
 
     pub fn from_reader(
@@ -238,37 +273,22 @@ impl IologReader {
             .read_line(&mut first)
             .map_err(|e| format!("{name}: {e}"))?;
         // Recognised from the content: fio's version line, or the first line of a trace
-        // another tool wrote (crate::foreign), which is read again as a record. An empty
-        // stream is a blktrace reader's placeholder.
+        // another tool wrote (crate::foreign), which is read again as a record.
         let (version, foreign) = match first.trim_end() {
             "fio version 2 iolog" => (2, None),
             "fio version 3 iolog" => (3, None),
-            "" if first.is_empty() => (0, None),
             other => match Format::recognise(other) {
                 Some(f) => (0, Some(f)),
                 None => return Err(format!(
-                    "{name}:1: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', a blktrace binary file, an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), an MSR Cambridge CSV line, or blkparse output; found '{}'",
+                    "{name}:1: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', a blktrace binary file, an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), an MSR Cambridge, Alibaba or Tencent CSV line, or blkparse output; found '{}'",
                     other.chars().take(60).collect::<String>()
                 )),
             },
         };
         let pending = foreign.map(|_| first);
-        Ok(IologReader {
-            name: name.to_string(),
-            lines,
-            line_no: if pending.is_some() { 0 } else { 1 },
-            version,
-            foreign,
-            blktrace: None,
-            at_end: false,
-            opts,
-            last_ttime: 0,
-            carry_us: 0,
-            pending_wait_us: None,
-            buf: String::new(),
-            pending,
-            recorded: Outstanding::default(),
-        })
+        Ok(Self::new(
+            name, lines, version, foreign, pending, opts, None,
+        ))
     }
 
     /// The next record of a foreign text trace ([`crate::foreign`]).

@@ -410,7 +410,7 @@ fn replay_peak_kib(n: u64) -> u64 {
         .status()
         .unwrap()
         .success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_blksim"))
+    let child = Command::new(env!("CARGO_BIN_EXE_blksim"))
         .args([
             "run",
             "--device=null_blk",
