@@ -291,22 +291,25 @@ impl IologReader {
         ))
     }
 
+    /// The next line of a text trace, None at its end.
+    fn read_line(&mut self) -> Result<Option<String>, String> {
+        self.buf.clear();
+        let n = self
+            .lines
+            .read_line(&mut self.buf)
+            .map_err(|e| self.bad(&e.to_string()))?;
+        Ok((n > 0).then(|| std::mem::take(&mut self.buf)))
+    }
+
     /// The next record of a foreign text trace ([`crate::foreign`]).
     fn next_foreign(&mut self, format: Format) -> Result<Option<Record>, String> {
         loop {
             let line = match self.pending.take() {
                 Some(l) => l,
-                None => {
-                    self.buf.clear();
-                    let n = self
-                        .lines
-                        .read_line(&mut self.buf)
-                        .map_err(|e| self.bad(&e.to_string()))?;
-                    if n == 0 {
-                        return Ok(None);
-                    }
-                    std::mem::take(&mut self.buf)
-                }
+                None => match self.read_line()? {
+                    Some(l) => l,
+                    None => return Ok(None),
+                },
             };
             self.line_no += 1;
             if line.trim().is_empty() {
@@ -426,16 +429,10 @@ impl IologReader {
             }
         }
         loop {
-            self.buf.clear();
-            let n = self
-                .lines
-                .read_line(&mut self.buf)
-                .map_err(|e| self.bad(&e.to_string()))?;
-            if n == 0 {
+            let Some(line) = self.read_line()? else {
                 return Ok(None);
-            }
+            };
             self.line_no += 1;
-            let line = std::mem::take(&mut self.buf);
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.is_empty() {
                 continue;

@@ -102,6 +102,20 @@ fn mutate(r: &mut Rng, seed: &str) -> Vec<u8> {
     b
 }
 
+/// Every record of `rd`: at most `max` (one per line or per 48-byte record), none an I/O of
+/// length 0.
+fn read_all(rd: &mut IologReader, max: usize) -> Result<usize, String> {
+    let mut n = 0;
+    while let Some(io) = rd.next_io()? {
+        n += 1;
+        assert!(n <= max, "more records than the trace holds");
+        if let ReplayOp::Io(u) = io.op {
+            assert!(u.len > 0, "an I/O of length 0");
+        }
+    }
+    Ok(n)
+}
+
 #[test]
 fn mutated_traces_end_in_an_error_or_the_end_never_a_panic() {
     let mut r = Rng(0x5eed_1010);
@@ -120,16 +134,7 @@ fn mutated_traces_end_in_an_error_or_the_end_never_a_panic() {
         let res = catch_unwind(AssertUnwindSafe(|| -> Result<usize, String> {
             let mut rd =
                 IologReader::from_reader("t", Box::new(std::io::Cursor::new(input.clone())), opts)?;
-            let mut n = 0;
-            // A preflush with data yields two records for its line.
-            while let Some(io) = rd.next_io()? {
-                n += 1;
-                assert!(n <= 2 * lines, "more records than the trace has lines");
-                if let ReplayOp::Io(u) = io.op {
-                    assert!(u.len > 0, "an I/O of length 0");
-                }
-            }
-            Ok(n)
+            read_all(&mut rd, lines)
         }));
         match res {
             Ok(Ok(_)) => ended += 1,
@@ -202,15 +207,7 @@ fn mutated_blktrace_files_end_in_an_error_or_the_end_never_a_panic() {
                 Box::new(std::io::Cursor::new(b.clone())),
                 opts,
             )?;
-            let mut n = 0;
-            while let Some(io) = rd.next_io()? {
-                n += 1;
-                assert!(n <= max, "more records than the file holds");
-                if let ReplayOp::Io(u) = io.op {
-                    assert!(u.len > 0, "an I/O of length 0");
-                }
-            }
-            Ok(n)
+            read_all(&mut rd, max)
         }));
         match res {
             Ok(Ok(_)) => ended += 1,

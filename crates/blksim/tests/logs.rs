@@ -736,8 +736,21 @@ fn recorded_traces_replay() {
 #[test]
 fn blkparse_text_replays_to_the_traced_ios() {
     let d = tmpdir("blkparse");
+    traced_job(&d);
+    let p = Command::new("blkparse")
+        .current_dir(&d)
+        .args(["-i", "nullb0", "-o", "nullb0.txt"])
+        .output()
+        .unwrap_or_else(|e| panic!("blkparse: {e}; scripts/test.sh installs it (blktrace)"));
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    replays_to_the_traced_ios(&d, "nullb0.txt");
+}
+
+/// A job of reads, writes and fsyncs 0.5 ms apart, traced with `--blktrace` and logged
+/// with `write_iolog=a.iolog`, in `d`.
+fn traced_job(d: &Path) {
     run_in(
-        &d,
+        d,
         &[
             "--device=null_blk",
             "--name=a",
@@ -752,20 +765,20 @@ fn blkparse_text_replays_to_the_traced_ios() {
             "--blktrace=.",
         ],
     );
-    let p = Command::new("blkparse")
-        .current_dir(&d)
-        .args(["-i", "nullb0", "-o", "nullb0.txt"])
-        .output()
-        .unwrap_or_else(|e| panic!("blkparse: {e}; scripts/test.sh installs it (blktrace)"));
-    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+}
+
+/// Replaying `source` (a trace of [`traced_job`]) issues the job's reads, writes and
+/// flushes in its order, each at its time as fio times them (the trace's ns and the iolog's
+/// µs round apart by at most 1 µs).
+fn replays_to_the_traced_ios(d: &Path, source: &str) {
     let v = run_in(
-        &d,
+        d,
         &[
             "--device=null_blk",
             "--name=b",
             "--ioengine=libaio",
             "--iodepth=4",
-            "--read_iolog=nullb0.txt",
+            &format!("--read_iolog={source}"),
             "--write_iolog=b.iolog",
         ],
     );
@@ -775,10 +788,9 @@ fn blkparse_text_replays_to_the_traced_ios() {
         x.iter().map(|(_, d, o, l)| (d.clone(), *o, *l)).collect()
     };
     assert_eq!(a.len(), 300);
-    assert_eq!(same(&b), same(&a));
-    // The trace's times (ns) and the iolog's (µs) round differently by at most 1 µs.
+    assert_eq!(same(&b), same(&a), "{source}");
     for (x, y) in fio_times(&a).iter().zip(&b) {
-        assert!(x.abs_diff(y.0) <= 1, "{x:?} vs {y:?}");
+        assert!(x.abs_diff(y.0) <= 1, "{source}: {x:?} vs {y:?}");
     }
     let syncs = |p: &Path| {
         std::fs::read_to_string(p)
@@ -788,7 +800,11 @@ fn blkparse_text_replays_to_the_traced_ios() {
             .count()
     };
     assert!(syncs(&d.join("a.iolog")) > 0);
-    assert_eq!(syncs(&d.join("b.iolog")), syncs(&d.join("a.iolog")));
+    assert_eq!(
+        syncs(&d.join("b.iolog")),
+        syncs(&d.join("a.iolog")),
+        "{source}"
+    );
     assert_eq!(
         v["jobs"][0]["sync"]["total_ios"].as_u64(),
         Some(syncs(&d.join("a.iolog")) as u64)
@@ -820,44 +836,9 @@ fn issued(report: &str) -> Vec<u64> {
 #[test]
 fn blktrace_binary_replays_as_fio_does() {
     let d = tmpdir("blktrace");
-    run_in(
-        &d,
-        &[
-            "--device=null_blk",
-            "--name=a",
-            "--rw=randrw",
-            "--bs=4k",
-            "--ioengine=libaio",
-            "--iodepth=4",
-            "--number_ios=300",
-            "--rate_iops=2000",
-            "--fsync=16",
-            "--write_iolog=a.iolog",
-            "--blktrace=.",
-        ],
-    );
+    traced_job(&d);
     // The per-CPU set, named by its device as blkparse -i takes it.
-    run_in(
-        &d,
-        &[
-            "--device=null_blk",
-            "--name=b",
-            "--ioengine=libaio",
-            "--iodepth=4",
-            "--read_iolog=nullb0",
-            "--write_iolog=b.iolog",
-        ],
-    );
-    let a = iolog_ios(&d.join("a.iolog"));
-    let b = iolog_ios(&d.join("b.iolog"));
-    let same = |x: &[(u64, String, u64, u64)]| -> Vec<(String, u64, u64)> {
-        x.iter().map(|(_, d, o, l)| (d.clone(), *o, *l)).collect()
-    };
-    assert_eq!(a.len(), 300);
-    assert_eq!(same(&b), same(&a));
-    for (x, y) in fio_times(&a).iter().zip(&b) {
-        assert!(x.abs_diff(y.0) <= 1, "{x:?} vs {y:?}");
-    }
+    replays_to_the_traced_ios(&d, "nullb0");
     // The real blkparse merges it; the real fio replays the merged file.
     let p = Command::new("blkparse")
         .current_dir(&d)
