@@ -484,6 +484,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("replay_align", &[], T::Int, "0", C::IoType, "Align offsets to this blocksize", set_replay_align),
     m("replay_time_scale", &[], T::Int, "100", C::IoType, "Scale time for replay events",
       set_replay_time_scale),
+    m("replay_skip_bad", &[], T::Bool, "0", C::IoType,
+      "Pass over malformed trace lines, counting them (blksim only)", set_replay_skip_bad),
     m("replay_skip", &[], T::Str, "", C::IoType, "Skip certain IO types (read,write,trim,flush)",
       set_replay_skip),
     m("merge_blktrace_file", &[], T::Str, "", C::IoType, "Merged blktrace output filename",
@@ -866,6 +868,11 @@ fn set_replay_skip(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(
         };
     }
     j.replay.skip = mask;
+    Ok(())
+}
+
+fn set_replay_skip_bad(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.replay.skip_bad = parse_bool(v)?;
     Ok(())
 }
 

@@ -351,6 +351,9 @@ pub struct ReplaySpec {
     /// `merge_blktrace_iters` (passes over each file); empty: 100 and 1.
     pub merge_scalars: Vec<u64>,
     pub merge_iters: Vec<u64>,
+    /// `replay_skip_bad` (blksim's own): malformed lines of a text trace are passed over
+    /// and counted instead of stopping the run.
+    pub skip_bad: bool,
 }
 
 /// `replay_skip`'s bit for sync (flush) records.
@@ -369,6 +372,7 @@ impl Default for ReplaySpec {
             merge_file: None,
             merge_scalars: Vec::new(),
             merge_iters: Vec::new(),
+            skip_bad: false,
         }
     }
 }

@@ -112,6 +112,8 @@ pub struct TaskResult {
     pub error: i32,
     pub total_err_count: u64,
     pub first_error: i32,
+    /// Malformed trace lines passed over with `replay_skip_bad`, and the first one's error.
+    pub replay_skipped: (u64, Option<String>),
 }
 
 /// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
@@ -575,6 +577,14 @@ impl Sim {
             .tasks
             .into_iter()
             .map(|t| TaskResult {
+                replay_skipped: t
+                    .replay
+                    .as_ref()
+                    .map(|r| {
+                        let (n, e) = r.skipped();
+                        (n, e.map(String::from))
+                    })
+                    .unwrap_or_default(),
                 error: t.error,
                 total_err_count: t.total_err_count,
                 first_error: t.first_error,

@@ -49,6 +49,8 @@ pub struct ReplayOpts {
     pub align: u64,
     /// `replay_skip`: bit `Ddir as usize` for read, write and trim, bit 3 for sync.
     pub skip: u8,
+    /// `replay_skip_bad`: pass over malformed lines of a text trace, counting them.
+    pub skip_bad: bool,
 }
 
 impl ReplayOpts {
@@ -84,6 +86,9 @@ pub struct IologReader {
     pending: Option<String>,
     /// The trace's own response times, for a text trace that has them.
     recorded: Outstanding,
+    /// Malformed lines passed over (`skip_bad`), and the first one's error.
+    skipped: u64,
+    first_bad: Option<String>,
 }
 
 /// How `read_iolog` names its files: one path, or several joined by `:` (a blktrace
@@ -182,6 +187,7 @@ impl IologReader {
             scale: r.scale,
             align: r.align,
             skip: r.skip,
+            skip_bad: r.skip_bad,
         };
         let files = TraceFiles::parse(file, &r.merge_scalars, &r.merge_iters)?;
         match &r.merge_file {
@@ -260,6 +266,8 @@ impl IologReader {
             buf: String::new(),
             pending,
             recorded: Outstanding::default(),
+            skipped: 0,
+            first_bad: None,
         }
     }
 
@@ -410,8 +418,27 @@ impl IologReader {
         }
     }
 
-    /// The next I/O, None at the end of the log.
+    /// The next I/O, None at the end of the log. With `skip_bad`, a malformed line of a
+    /// text trace is counted and passed over (a read that makes no progress still stops).
     pub fn next_io(&mut self) -> Result<Option<ReplayIo>, String> {
+        loop {
+            let at = self.line_no;
+            match self.next_io_strict() {
+                Err(e) if self.opts.skip_bad && self.blktrace.is_none() && self.line_no > at => {
+                    self.skipped += 1;
+                    self.first_bad.get_or_insert(e);
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// Malformed records passed over with `skip_bad`, and the first one's error.
+    pub fn skipped(&self) -> (u64, Option<&str>) {
+        (self.skipped, self.first_bad.as_deref())
+    }
+
+    fn next_io_strict(&mut self) -> Result<Option<ReplayIo>, String> {
         if self.blktrace.is_some() || self.foreign.is_some() {
             loop {
                 let rec = match (self.blktrace.as_mut(), self.foreign) {
@@ -525,6 +552,7 @@ mod tests {
         scale: 1,
         align: 1,
         skip: 0,
+        skip_bad: false,
     };
 
     fn io(x: ReplayIo) -> IoU {
@@ -639,6 +667,21 @@ mod tests {
 
     #[test]
     fn bad_logs_are_errors_naming_file_and_line() {
+        // Passed over and counted with skip_bad; the good lines around them replay.
+        let log =
+            "fio version 3 iolog\n0 f read 0 512\n1 f fly 0 512\n2 f read 0\n3 f read 512 512\n";
+        let mut r = reader(
+            log,
+            ReplayOpts {
+                skip_bad: true,
+                ..OPTS
+            },
+        )
+        .unwrap();
+        assert_eq!(io(r.next_io().unwrap().unwrap()).offset, 0);
+        assert_eq!(io(r.next_io().unwrap().unwrap()).offset, 512);
+        assert_eq!(r.next_io().unwrap(), None);
+        assert_eq!(r.skipped(), (2, Some("t.iolog:3: unknown action 'fly'")));
         let e = reader("fio version 9 iolog\n", OPTS).err().unwrap();
         assert!(e.starts_with("t.iolog:1: not a trace blksim reads"), "{e}");
         for (log, want) in [

@@ -497,6 +497,14 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut opts = cli.opts.clone();
     opts.progress = progress_bar();
     let out = setup::run(&jobs, &profile, &opts)?;
+    for t in &out.tasks {
+        if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {
+            eprintln!(
+                "blksim: {}: replay_skip_bad: {n} malformed trace lines passed over (the first: {first})",
+                t.name
+            );
+        }
+    }
     // fio's `__io_u_log_error` for the error that stopped each job.
     let dev = setup::devname(&profile);
     for e in &out.fatal_errors {

@@ -69,6 +69,7 @@ pub fn summary(path: &str) -> Result<String, String> {
         scale: 1,
         align: 0,
         skip: 0,
+        skip_bad: false,
     };
     let mut r = IologReader::open(path, opts)?;
     let (mut ios, mut bytes, mut syncs) = ([0u64; 3], [0u64; 3], 0u64);

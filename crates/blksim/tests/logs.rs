@@ -964,3 +964,42 @@ fn blktrace_binary_replays_as_fio_does() {
         }
     }
 }
+
+/// A malformed trace line stops the run, naming the file and line; with `replay_skip_bad`
+/// the run goes on with the good lines and says how many it passed over.
+#[test]
+fn malformed_trace_lines_stop_the_run_or_are_passed_over() {
+    let d = tmpdir("skipbad");
+    std::fs::write(
+        d.join("bad.iolog"),
+        "fio version 3 iolog\n0 f add\n0 f open\n0 f read 0 4096\n10 f fly 0 512\n\
+         20 f read 4096\n30 f write 8192 4096\n40 f close\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .current_dir(&d)
+            .args([
+                "run",
+                "--device=null_blk",
+                "--name=s",
+                "--read_iolog=bad.iolog",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad.iolog:5: unknown action 'fly'"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["--replay_skip_bad=1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(issued(&String::from_utf8_lossy(&o.stdout)), [1, 1, 0, 0]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains(
+        "2 malformed trace lines passed over (the first: bad.iolog:5: unknown action 'fly')"
+    ));
+}
