@@ -13,7 +13,7 @@
 
 use crate::spec::{
     BsSpec, BsSplit, CpusAllowedPolicy, Ddir, IoEngine, JobSpec, RandomDistribution, RwPattern,
-    SizeOrPct, Zone, ZoneAbs, REPLAY_SKIP_SYNC,
+    SizeOrPct, TraceFormat, Zone, ZoneAbs, REPLAY_SKIP_SYNC,
 };
 use crate::value::{
     parse_bool, parse_float, parse_range, parse_signed_size, parse_size, parse_size_or_pct,
@@ -484,6 +484,12 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("replay_align", &[], T::Int, "0", C::IoType, "Align offsets to this blocksize", set_replay_align),
     m("replay_time_scale", &[], T::Int, "100", C::IoType, "Scale time for replay events",
       set_replay_time_scale),
+    m("read_iolog_format", &[], T::Str, "auto", C::IoType,
+      "Trace format: auto, fio, blktrace, blkparse, msr, alibaba, tencent, ascii (blksim only)",
+      set_read_iolog_format),
+    m("replay_device", &[], T::Str, "", C::IoType,
+      "Replay only this device, disk or volume: a number, or major,minor (blksim only)",
+      set_replay_device),
     m("replay_skip_bad", &[], T::Bool, "0", C::IoType,
       "Pass over malformed trace lines, counting them (blksim only)", set_replay_skip_bad),
     m("replay_skip", &[], T::Str, "", C::IoType, "Skip certain IO types (read,write,trim,flush)",
@@ -868,6 +874,44 @@ fn set_replay_skip(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(
         };
     }
     j.replay.skip = mask;
+    Ok(())
+}
+
+fn set_read_iolog_format(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let v = v.trim();
+    j.replay.format = if v == "auto" {
+        None
+    } else {
+        Some(
+            TraceFormat::ALL
+                .into_iter()
+                .find(|f| f.name() == v)
+                .ok_or_else(|| {
+                    format!(
+                        "'{v}' is not one of auto, {}",
+                        TraceFormat::ALL.map(|f| f.name()).join(", ")
+                    )
+                })?,
+        )
+    };
+    Ok(())
+}
+
+/// A number, or `major,minor` as the kernel's dev_t (`MKDEV`: major << 20 | minor).
+fn set_replay_device(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let v = v.trim();
+    let bad = || format!("'{v}' is neither a number nor major,minor");
+    j.replay.device = Some(match v.split_once(',') {
+        Some((a, b)) => {
+            let maj: u64 = a.trim().parse().map_err(|_| bad())?;
+            let min: u64 = b.trim().parse().map_err(|_| bad())?;
+            if maj >= 1 << 12 || min >= 1 << 20 {
+                return Err(format!("'{v}': major below 4096 and minor below 2^20"));
+            }
+            maj << 20 | min
+        }
+        None => v.parse().map_err(|_| bad())?,
+    });
     Ok(())
 }
 

@@ -354,6 +354,48 @@ pub struct ReplaySpec {
     /// `replay_skip_bad` (blksim's own): malformed lines of a text trace are passed over
     /// and counted instead of stopping the run.
     pub skip_bad: bool,
+    /// `read_iolog_format` (blksim's own): the trace's format, None to recognise it.
+    pub format: Option<TraceFormat>,
+    /// `replay_device` (blksim's own): replay only this device's, disk's or volume's
+    /// records (a blktrace's dev_t, major << 20 | minor).
+    pub device: Option<u64>,
+}
+
+/// The trace formats `read_iolog` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    Fio,
+    Blktrace,
+    Blkparse,
+    Msr,
+    Alibaba,
+    Tencent,
+    Ascii,
+}
+
+impl TraceFormat {
+    pub const ALL: [TraceFormat; 7] = [
+        TraceFormat::Fio,
+        TraceFormat::Blktrace,
+        TraceFormat::Blkparse,
+        TraceFormat::Msr,
+        TraceFormat::Alibaba,
+        TraceFormat::Tencent,
+        TraceFormat::Ascii,
+    ];
+
+    /// The `read_iolog_format` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Fio => "fio",
+            TraceFormat::Blktrace => "blktrace",
+            TraceFormat::Blkparse => "blkparse",
+            TraceFormat::Msr => "msr",
+            TraceFormat::Alibaba => "alibaba",
+            TraceFormat::Tencent => "tencent",
+            TraceFormat::Ascii => "ascii",
+        }
+    }
 }
 
 /// `replay_skip`'s bit for sync (flush) records.
@@ -373,6 +415,8 @@ impl Default for ReplaySpec {
             merge_scalars: Vec::new(),
             merge_iters: Vec::new(),
             skip_bad: false,
+            format: None,
+            device: None,
         }
     }
 }

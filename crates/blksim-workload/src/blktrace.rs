@@ -43,6 +43,8 @@ pub struct BlktraceReader {
     at: String,
     /// Queued requests waiting for their completions: the trace's response times.
     pub recorded: Outstanding,
+    /// `replay_device`: only this device's events (the kernel's dev_t).
+    pub device: Option<u32>,
 }
 
 /// What a `Q` event replays as (`queue_trace`), None for events fio skips.
@@ -155,6 +157,7 @@ impl BlktraceReader {
             srcs,
             at: String::new(),
             recorded: Outstanding::default(),
+            device: None,
         })
     }
 
@@ -176,6 +179,9 @@ impl BlktraceReader {
             let (t, rec) = s.peek.take().unwrap();
             self.at = format!("{}: record {}", s.path, s.stream.records);
             s.advance()?;
+            if self.device.is_some_and(|d| d != rec.device) {
+                continue;
+            }
             match replay_op(&rec) {
                 Some(op) => {
                     if let RecOp::Io(ddir, _, _) = op {

@@ -105,6 +105,26 @@ impl Format {
         }
     }
 
+    /// The device (disk, volume) a line names, for `replay_device`: MQSim's and DiskSim's
+    /// device, MSR's DiskNumber, Alibaba's device_id, Tencent's VolumeID, blkparse's
+    /// `major,minor` as the kernel's dev_t (major << 20 | minor). None when it has none.
+    pub fn device(self, line: &str) -> Option<u64> {
+        let csv = |i: usize| line.split(',').nth(i).and_then(|x| x.trim().parse().ok());
+        match self {
+            Format::Ascii => line.split_whitespace().nth(1)?.parse().ok(),
+            Format::Msr => csv(2),
+            Format::Alibaba => csv(0),
+            Format::Tencent => csv(4),
+            Format::Blkparse => {
+                let (a, b) = line.split_whitespace().next()?.split_once(',')?;
+                Some(u64::from(blksim_trace::mkdev(
+                    a.parse().ok()?,
+                    b.parse().ok()?,
+                )))
+            }
+        }
+    }
+
     /// Parse one line (without its newline). Err names what was wrong.
     pub fn parse(self, line: &str) -> Result<Line, String> {
         match self {

@@ -51,6 +51,10 @@ pub struct ReplayOpts {
     pub skip: u8,
     /// `replay_skip_bad`: pass over malformed lines of a text trace, counting them.
     pub skip_bad: bool,
+    /// `read_iolog_format`: the trace's format as given, not recognised from the content.
+    pub format: Option<blksim_job::TraceFormat>,
+    /// `replay_device`: replay only this device's (disk's, volume's) records.
+    pub device: Option<u64>,
 }
 
 impl ReplayOpts {
@@ -188,6 +192,8 @@ impl IologReader {
             align: r.align,
             skip: r.skip,
             skip_bad: r.skip_bad,
+            format: r.format,
+            device: r.device,
         };
         let files = TraceFiles::parse(file, &r.merge_scalars, &r.merge_iters)?;
         match &r.merge_file {
@@ -205,18 +211,23 @@ impl IologReader {
         let f = std::fs::File::open(first).map_err(|e| format!("{first}: {e}"))?;
         let mut r = std::io::BufReader::new(f);
         let head = r.fill_buf().map_err(|e| format!("{first}: {e}"))?;
-        let binary = blksim_trace::is_blktrace(head);
+        let binary = match opts.format {
+            Some(blksim_job::TraceFormat::Blktrace) => true,
+            Some(_) => false,
+            None => blksim_trace::is_blktrace(head),
+        };
         if files.0.len() == 1 && files.0[0].1 == 100 && files.0[0].2 == 1 && !binary {
             return Self::from_reader(first, Box::new(r), opts);
         }
         for (p, _, _) in &files.0 {
-            if !is_blktrace_file(p) {
+            if opts.format.is_none() && !is_blktrace_file(p) {
                 return Err(format!(
                     "{p}: not a blktrace file (merging takes blktrace binary files only)"
                 ));
             }
         }
-        let bt = BlktraceReader::open(&files.0)?;
+        let mut bt = BlktraceReader::open(&files.0)?;
+        bt.device = opts.device.map(|d| d as u32);
         Ok(Self::binary(first, bt, opts))
     }
 
@@ -226,7 +237,8 @@ impl IologReader {
         r: Box<dyn std::io::Read>,
         opts: ReplayOpts,
     ) -> Result<Self, String> {
-        let bt = BlktraceReader::from_reader(name, r)?;
+        let mut bt = BlktraceReader::from_reader(name, r)?;
+        bt.device = opts.device.map(|d| d as u32);
         Ok(Self::binary(name, bt, opts))
     }
 
@@ -282,10 +294,27 @@ impl IologReader {
             .map_err(|e| format!("{name}: {e}"))?;
         // Recognised from the content: fio's version line, or the first line of a trace
         // another tool wrote (crate::foreign), which is read again as a record.
-        let (version, foreign) = match first.trim_end() {
-            "fio version 2 iolog" => (2, None),
-            "fio version 3 iolog" => (3, None),
-            other => match Format::recognise(other) {
+        use blksim_job::TraceFormat as T;
+        let text = |f| match f {
+            T::Ascii => Some(Format::Ascii),
+            T::Msr => Some(Format::Msr),
+            T::Blkparse => Some(Format::Blkparse),
+            T::Alibaba => Some(Format::Alibaba),
+            T::Tencent => Some(Format::Tencent),
+            T::Fio | T::Blktrace => None,
+        };
+        let (version, foreign) = match (first.trim_end(), opts.format) {
+            ("fio version 2 iolog", None | Some(T::Fio)) => (2, None),
+            ("fio version 3 iolog", None | Some(T::Fio)) => (3, None),
+            (_, Some(f)) if text(f).is_some() => (0, text(f)),
+            (other, Some(f)) => {
+                return Err(format!(
+                    "{name}:1: read_iolog_format={}: expected 'fio version 2 iolog' or 'fio version 3 iolog', found '{}'",
+                    f.name(),
+                    other.chars().take(60).collect::<String>()
+                ))
+            }
+            (other, None) => match Format::recognise(other) {
                 Some(f) => (0, Some(f)),
                 None => return Err(format!(
                     "{name}:1: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', a blktrace binary file, an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), an MSR Cambridge, Alibaba or Tencent CSV line, or blkparse output; found '{}'",
@@ -322,6 +351,11 @@ impl IologReader {
             self.line_no += 1;
             if line.trim().is_empty() {
                 continue;
+            }
+            if let Some(d) = self.opts.device {
+                if format.device(line.trim_end()).is_some_and(|x| x != d) {
+                    continue;
+                }
             }
             match format.parse(line.trim_end()).map_err(|e| self.bad(&e))? {
                 Line::Rec(r) => return Ok(Some(r)),
@@ -553,6 +587,8 @@ mod tests {
         align: 1,
         skip: 0,
         skip_bad: false,
+        format: None,
+        device: None,
     };
 
     fn io(x: ReplayIo) -> IoU {
@@ -663,6 +699,49 @@ mod tests {
             (Ddir::Write, 512, 50_000)
         );
         assert_eq!(r.location(), "t.iolog:3");
+    }
+
+    #[test]
+    fn one_device_and_a_forced_format() {
+        let msr = "100,h,0,Read,0,4096,1\n200,h,1,Write,4096,4096,1\n300,h,0,Read,8192,4096,1\n";
+        let mut r = reader(
+            msr,
+            ReplayOpts {
+                device: Some(0),
+                ..OPTS
+            },
+        )
+        .unwrap();
+        let offs: Vec<u64> = std::iter::from_fn(|| r.next_io().unwrap())
+            .map(|x| io(x).offset)
+            .collect();
+        assert_eq!(offs, [0, 8192]);
+        // blkparse's major,minor, as a dev_t.
+        let bp = "8,0 0 1 0.1 7 Q R 0 + 8 [a]\n8,16 0 2 0.2 7 Q R 8 + 8 [a]\n";
+        let mut r = reader(
+            bp,
+            ReplayOpts {
+                device: Some(8 << 20 | 16),
+                ..OPTS
+            },
+        )
+        .unwrap();
+        assert_eq!(io(r.next_io().unwrap().unwrap()).offset, 4096);
+        assert_eq!(r.next_io().unwrap(), None);
+        // Forced: a first line of another shape is an error of that format's, not a guess.
+        let forced = |f| ReplayOpts {
+            format: Some(f),
+            ..OPTS
+        };
+        let mut r = reader("1000 0 8 16 1\n", forced(blksim_job::TraceFormat::Ascii)).unwrap();
+        assert_eq!(io(r.next_io().unwrap().unwrap()).offset, 4096);
+        let mut r = reader("1000 0 8 16 1\n", forced(blksim_job::TraceFormat::Msr)).unwrap();
+        let e = r.next_io().err().unwrap();
+        assert!(e.starts_with("t.iolog:1: expected 'Timestamp"), "{e}");
+        let e = reader("1000 0 8 16 1\n", forced(blksim_job::TraceFormat::Fio))
+            .err()
+            .unwrap();
+        assert!(e.contains("read_iolog_format=fio: expected"), "{e}");
     }
 
     #[test]

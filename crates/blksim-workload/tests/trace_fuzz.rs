@@ -131,6 +131,8 @@ fn mutated_traces_end_in_an_error_or_the_end_never_a_panic() {
             align: [1, 512, 4096][r.below(3)],
             skip: r.below(16) as u8,
             skip_bad: r.below(4) == 0,
+            format: None,
+            device: None,
         };
         let res = catch_unwind(AssertUnwindSafe(|| -> Result<usize, String> {
             let mut rd =
@@ -202,6 +204,8 @@ fn mutated_blktrace_files_end_in_an_error_or_the_end_never_a_panic() {
             align: [1, 4096][r.below(2)],
             skip: r.below(16) as u8,
             skip_bad: r.below(4) == 0,
+            format: None,
+            device: None,
         };
         let res = catch_unwind(AssertUnwindSafe(|| -> Result<usize, String> {
             let mut rd = IologReader::from_blktrace(

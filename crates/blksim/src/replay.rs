@@ -70,6 +70,8 @@ pub fn summary(path: &str) -> Result<String, String> {
         align: 0,
         skip: 0,
         skip_bad: false,
+        format: None,
+        device: None,
     };
     let mut r = IologReader::open(path, opts)?;
     let (mut ios, mut bytes, mut syncs) = ([0u64; 3], [0u64; 3], 0u64);
