@@ -97,8 +97,9 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             let Some(trace) = args.get(1).filter(|a| !a.starts_with('-')) else {
                 return write_stdout(replay::USAGE.as_bytes()).map(|()| ExitCode::FAILURE);
             };
-            eprint!("{}", replay::summary(trace)?);
-            run(&replay::run_args(trace, &args[2..]))
+            let (text, end) = replay::summary(trace)?;
+            eprint!("{text}");
+            run(&replay::run_args(trace, &args[2..], end))
         }
         "compare" => {
             let text = compare::main(&args[1..])?;

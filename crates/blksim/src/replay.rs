@@ -13,9 +13,10 @@ pub const USAGE: &str = "\
 usage: blksim replay TRACE [--iodepth=N] [fio options...] [blksim options...]
        Replays TRACE as one job (fio's read_iolog): a fio iolog (version 2 or 3), a blktrace
        binary file or per-CPU set (dev for dev.blktrace.0, .1, ...), blkparse text, an MSR
-       Cambridge CSV or an MQSim/DiskSim ASCII trace. ioengine=libaio and direct=1 unless
-       given; iodepth=32 unless given, or for blktrace files the depth fio probes from the
-       trace. A summary of the trace goes to stderr first. Any `blksim run` option applies (--device, --set, --output-format, ...).
+       Cambridge, Alibaba or Tencent CSV, or an MQSim/DiskSim ASCII trace. ioengine=libaio
+       and direct=1 unless given; iodepth=32 unless given, or for blktrace files the depth
+       fio probes from the trace. A null_blk device grows to hold the trace's highest I/O
+       unless --set=size= is given. A summary of the trace goes to stderr first. Any `blksim run` option applies (--device, --set, --output-format, ...).
 ";
 
 /// HyperLogLog (Flajolet et al. 2007) over 4 KiB block numbers, 2^14 registers.
@@ -61,8 +62,8 @@ fn size_label(b: u64) -> String {
     }
 }
 
-/// The summary of the trace at `path`.
-pub fn summary(path: &str) -> Result<String, String> {
+/// The summary of the trace at `path`, and the end of its highest I/O (bytes).
+pub fn summary(path: &str) -> Result<(String, u64), String> {
     let opts = ReplayOpts {
         no_stall: false,
         time_scale_pct: 100,
@@ -146,11 +147,14 @@ pub fn summary(path: &str) -> Result<String, String> {
             );
         }
     }
-    Ok(o)
+    Ok((o, hi))
 }
 
-/// The `blksim run` arguments for the replay of `trace` with the user's `rest`.
-pub fn run_args(trace: &str, rest: &[String]) -> Vec<String> {
+/// The `blksim run` arguments for the replay of `trace` with the user's `rest`. A device
+/// whose capacity is a profile key (null_blk's `size`, MiB) grows to hold the trace's
+/// highest I/O (`end`, bytes) unless `--set=size=` is given; a device of fixed capacity
+/// is left as it is, and an I/O beyond it stops the run with its file and line.
+pub fn run_args(trace: &str, rest: &[String], end: u64) -> Vec<String> {
     let given = |k: &str| rest.iter().any(|a| a.starts_with(&format!("--{k}")));
     let mut a = vec!["--name=replay".to_string(), format!("--read_iolog={trace}")];
     // A blktrace binary trace takes the depth fio probes from it (setup::prepare_replay).
@@ -162,6 +166,22 @@ pub fn run_args(trace: &str, rest: &[String]) -> Vec<String> {
         let probed = k == "iodepth" && binary;
         if !given(k) && !probed {
             a.push(format!("--{k}={v}"));
+        }
+    }
+    if !rest.iter().any(|a| a.starts_with("--set=size=")) {
+        let device = rest
+            .iter()
+            .find_map(|a| a.strip_prefix("--device="))
+            .unwrap_or(blksim_sim::profile::DEFAULT_DEVICE);
+        let size_mib = blksim_sim::profile::Profile::load(device)
+            .ok()
+            .and_then(|p| p.get("size"))
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(mib) = size_mib {
+            let need = end.div_ceil(1 << 20);
+            if need > mib {
+                a.push(format!("--set=size={need}"));
+            }
         }
     }
     a.extend(rest.iter().cloned());

@@ -1003,3 +1003,28 @@ fn malformed_trace_lines_stop_the_run_or_are_passed_over() {
         "2 malformed trace lines passed over (the first: bad.iolog:5: unknown action 'fly')"
     ));
 }
+
+/// `blksim replay` sizes null_blk to the trace's highest I/O unless the size is given; an
+/// I/O beyond a given size stops the run naming the trace's line.
+#[test]
+fn replay_sizes_null_blk_to_the_trace() {
+    let d = tmpdir("replaysize");
+    // A read 600 GB in, past null_blk's default 250 GiB.
+    std::fs::write(d.join("far.trace"), "1000 0 1200000000 8 1\n2000 0 8 8 0\n").unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .current_dir(&d)
+            .args(["replay", "far.trace", "--device=null_blk"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(issued(&String::from_utf8_lossy(&o.stdout)), [1, 1, 0, 0]);
+    let o = run(&["--set=size=1000"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains(
+        "far.trace:1: read of 4096 bytes at 614400000000 is beyond the end of the device"
+    ));
+}
