@@ -304,7 +304,6 @@ fn elevator_name(jobs: &[JobSpec], lim: &QueueLimits) -> Result<String, String> 
     Ok(chosen.map(|(s, _)| s).unwrap_or(&lim.scheduler).to_string())
 }
 
-/// Build and run a simulation.
 /// fio's `read_blktrace`: a job replaying blktrace binary files without an `iodepth` of its
 /// own takes the depth probed from the trace (and `iodepth_low` with it), before the run and
 /// its report.
@@ -324,6 +323,7 @@ pub fn prepare_replay(jobs: &mut JobSet) -> Result<(), String> {
     Ok(())
 }
 
+/// Build and run a simulation.
 pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOutput, String> {
     if jobs.jobs.is_empty() {
         return Err("no jobs to run".into());

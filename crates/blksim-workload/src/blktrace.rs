@@ -44,7 +44,7 @@ pub struct BlktraceReader {
     /// Queued requests waiting for their completions: the trace's response times.
     pub recorded: Outstanding,
     /// `replay_device`: only this device's events (the kernel's dev_t).
-    pub device: Option<u32>,
+    pub device: Option<u64>,
 }
 
 /// What a `Q` event replays as (`queue_trace`), None for events fio skips.
@@ -179,7 +179,7 @@ impl BlktraceReader {
             let (t, rec) = s.peek.take().unwrap();
             self.at = format!("{}: record {}", s.path, s.stream.records);
             s.advance()?;
-            if self.device.is_some_and(|d| d != rec.device) {
+            if self.device.is_some_and(|d| d != u64::from(rec.device)) {
                 continue;
             }
             match replay_op(&rec) {

@@ -220,14 +220,14 @@ impl IologReader {
             return Self::from_reader(first, Box::new(r), opts);
         }
         for (p, _, _) in &files.0 {
-            if opts.format.is_none() && !is_blktrace_file(p) {
+            if opts.format != Some(blksim_job::TraceFormat::Blktrace) && !is_blktrace_file(p) {
                 return Err(format!(
                     "{p}: not a blktrace file (merging takes blktrace binary files only)"
                 ));
             }
         }
         let mut bt = BlktraceReader::open(&files.0)?;
-        bt.device = opts.device.map(|d| d as u32);
+        bt.device = opts.device;
         Ok(Self::binary(first, bt, opts))
     }
 
@@ -238,7 +238,7 @@ impl IologReader {
         opts: ReplayOpts,
     ) -> Result<Self, String> {
         let mut bt = BlktraceReader::from_reader(name, r)?;
-        bt.device = opts.device.map(|d| d as u32);
+        bt.device = opts.device;
         Ok(Self::binary(name, bt, opts))
     }
 
