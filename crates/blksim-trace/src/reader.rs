@@ -121,6 +121,8 @@ pub struct RecordStream<R: io::Read> {
     big_endian: Option<bool>,
     /// Records read so far (the next one's index, for errors).
     pub records: u64,
+    /// The stream ended inside a record.
+    pub truncated: bool,
 }
 
 impl<R: io::Read> RecordStream<R> {
@@ -129,10 +131,13 @@ impl<R: io::Read> RecordStream<R> {
             r,
             big_endian: None,
             records: 0,
+            truncated: false,
         }
     }
 
-    /// The next record; None at a clean end. A file that ends inside a record is an error.
+    /// The next record; None at the end. A file that ends inside a record ends there, as
+    /// fio's `read_blktrace` stops at a short read (a capture cut off mid-write); see
+    /// [`RecordStream::truncated`].
     pub fn next_record(&mut self) -> io::Result<Option<RawRecord>> {
         let mut h = [0u8; RECORD_LEN];
         let mut got = 0;
@@ -149,7 +154,8 @@ impl<R: io::Read> RecordStream<R> {
         }
         let at = format!("record {}", self.records + 1);
         if got < RECORD_LEN {
-            return Err(bad(format!("truncated header of {at}")));
+            self.truncated = true;
+            return Ok(None);
         }
         let be = *self.big_endian.get_or_insert_with(|| is_big_endian(&h));
         let mut rec = decode_header(&h, be, &at)?;
@@ -159,9 +165,10 @@ impl<R: io::Read> RecordStream<R> {
             u16::from_le_bytes([h[46], h[47]])
         });
         rec.pdu = vec![0; pdu_len];
-        self.r
-            .read_exact(&mut rec.pdu)
-            .map_err(|_| bad(format!("truncated payload of {at}")))?;
+        if self.r.read_exact(&mut rec.pdu).is_err() {
+            self.truncated = true;
+            return Ok(None);
+        }
         self.records += 1;
         Ok(Some(rec))
     }

@@ -50,11 +50,11 @@ pub enum Line {
     /// A record with the response time the trace states for it (MSR's `ResponseTime`).
     Responded(Record, u64),
     /// A request queued on a device (blkparse `Q`), answered by a later [`Line::Completed`].
-    Queued(Record, u32),
+    Queued(Record, u64),
     /// blkparse `C`: `sectors` from `sector` on the device completed.
     Completed {
         t_ns: u64,
-        dev: u32,
+        dev: u64,
         sector: u64,
         sectors: u64,
     },
@@ -178,6 +178,7 @@ fn msr(line: &str) -> Result<Line, String> {
         return Ok(Line::Skip);
     }
     let ticks = whole(f[0], "Timestamp")?;
+    whole(f[2], "DiskNumber")?;
     let ddir = match f[3] {
         "Read" => Ddir::Read,
         "Write" => Ddir::Write,
@@ -261,6 +262,14 @@ fn seconds_ns(s: &str) -> Option<u64> {
         .checked_add(ns)
 }
 
+/// `major,minor` as the kernel's dev_t (`MKDEV`: major << 20 | minor), in 64 bits so that
+/// no major wraps onto another.
+fn dev_t(s: &str) -> Option<u64> {
+    let (a, b) = s.split_once(',')?;
+    let (maj, min): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+    (min < 1 << 20).then_some(u64::from(maj) << 20 | u64::from(min))
+}
+
 fn is_dev(s: &str) -> bool {
     s.split_once(',').is_some_and(|(a, b)| {
         !a.is_empty()
@@ -283,10 +292,7 @@ fn blkparse(line: &str) -> Result<Line, String> {
         return Err(format!("expected {}", Format::Blkparse.expected()));
     }
     let t_ns = seconds_ns(f[3]).ok_or_else(|| format!("time '{}' is not seconds", f[3]))?;
-    let dev = f[0]
-        .split_once(',')
-        .and_then(|(a, b)| Some(blksim_trace::mkdev(a.parse().ok()?, b.parse().ok()?)))
-        .unwrap_or(0);
+    let dev = dev_t(f[0]).ok_or_else(|| format!("device '{}' is not major,minor", f[0]))?;
     if f[5] == "C" {
         if let (Some(sector), Some(&"+"), Some(n)) = (f.get(7), f.get(8), f.get(9)) {
             return Ok(Line::Completed {
@@ -436,7 +442,7 @@ mod tests {
                 .parse("259,0    0      163     0.000370000  1000  C  WS 122656 + 8 [0]"),
             Ok(Line::Completed {
                 t_ns: 370_000,
-                dev: blksim_trace::mkdev(259, 0),
+                dev: 259 << 20,
                 sector: 122656,
                 sectors: 8
             })

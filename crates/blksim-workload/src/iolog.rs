@@ -123,6 +123,9 @@ impl TraceFiles {
                 .take_while(|p| exists(p))
                 .collect();
         }
+        if names.is_empty() {
+            return Err(format!("'{value}' names no file"));
+        }
         for (what, list) in [
             ("merge_blktrace_scalars", scalars),
             ("merge_blktrace_iters", iters),
@@ -159,19 +162,34 @@ pub fn is_blktrace_file(path: &str) -> bool {
         .is_ok_and(|n| blksim_trace::is_blktrace(&head[..n]))
 }
 
+/// An empty file: what blktrace leaves for a CPU that saw no I/O.
+fn is_empty_file(path: &str) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() == 0)
+}
+
+/// Whether `files` are a blktrace trace: each a blktrace file or empty, one at least not.
+fn all_blktrace(files: &TraceFiles) -> bool {
+    files.0.iter().any(|(p, _, _)| is_blktrace_file(p))
+        && files
+            .0
+            .iter()
+            .all(|(p, _, _)| is_blktrace_file(p) || is_empty_file(p))
+}
+
 /// The iodepth fio gives a job replaying blktrace binary files when `iodepth` is not set
 /// (`read_blktrace`, [`crate::blktrace::probe_depth`]); None for other traces. A
 /// `merge_blktrace_file` holds only `Q` events, no completions, so fio probes 1 from it.
 pub fn probed_iodepth(r: &blksim_job::ReplaySpec) -> Result<Option<u32>, String> {
     let Some(file) = &r.file else { return Ok(None) };
     let files = TraceFiles::parse(file, &r.merge_scalars, &r.merge_iters)?;
-    if !files.0.iter().all(|(p, _, _)| is_blktrace_file(p)) {
+    let forced = r.format == Some(blksim_job::TraceFormat::Blktrace);
+    if !forced && !all_blktrace(&files) {
         return Ok(None);
     }
     if r.merge_file.is_some() {
         return Ok(Some(1));
     }
-    crate::blktrace::probe_depth(&files.0).map(Some)
+    crate::blktrace::probe_depth(&files.0, r.device).map(Some)
 }
 
 impl IologReader {
@@ -214,13 +232,16 @@ impl IologReader {
         let binary = match opts.format {
             Some(blksim_job::TraceFormat::Blktrace) => true,
             Some(_) => false,
-            None => blksim_trace::is_blktrace(head),
+            None => blksim_trace::is_blktrace(head) || (files.0.len() > 1 && all_blktrace(files)),
         };
         if files.0.len() == 1 && files.0[0].1 == 100 && files.0[0].2 == 1 && !binary {
             return Self::from_reader(first, Box::new(r), opts);
         }
         for (p, _, _) in &files.0 {
-            if opts.format != Some(blksim_job::TraceFormat::Blktrace) && !is_blktrace_file(p) {
+            if opts.format != Some(blksim_job::TraceFormat::Blktrace)
+                && !is_blktrace_file(p)
+                && !is_empty_file(p)
+            {
                 return Err(format!(
                     "{p}: not a blktrace file (merging takes blktrace binary files only)"
                 ));
@@ -288,10 +309,19 @@ impl IologReader {
         mut lines: Box<dyn BufRead>,
         opts: ReplayOpts,
     ) -> Result<Self, String> {
+        // Blank lines before the first record are passed over, as they are after it.
         let mut first = String::new();
-        lines
-            .read_line(&mut first)
-            .map_err(|e| format!("{name}: {e}"))?;
+        let mut blank = 0usize;
+        loop {
+            first.clear();
+            let n = lines
+                .read_line(&mut first)
+                .map_err(|e| format!("{name}: {e}"))?;
+            if n == 0 || !first.trim().is_empty() {
+                break;
+            }
+            blank += 1;
+        }
         // Recognised from the content: fio's version line, or the first line of a trace
         // another tool wrote (crate::foreign), which is read again as a record.
         use blksim_job::TraceFormat as T;
@@ -309,7 +339,8 @@ impl IologReader {
             (_, Some(f)) if text(f).is_some() => (0, text(f)),
             (other, Some(f)) => {
                 return Err(format!(
-                    "{name}:1: read_iolog_format={}: expected 'fio version 2 iolog' or 'fio version 3 iolog', found '{}'",
+                    "{name}:{}: read_iolog_format={}: expected 'fio version 2 iolog' or 'fio version 3 iolog', found '{}'",
+                    blank + 1,
                     f.name(),
                     other.chars().take(60).collect::<String>()
                 ))
@@ -317,25 +348,31 @@ impl IologReader {
             (other, None) => match Format::recognise(other) {
                 Some(f) => (0, Some(f)),
                 None => return Err(format!(
-                    "{name}:1: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', a blktrace binary file, an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), an MSR Cambridge, Alibaba or Tencent CSV line, or blkparse output; found '{}'",
+                    "{name}:{}: not a trace blksim reads: expected 'fio version 2 iolog', 'fio version 3 iolog', a blktrace binary file, an ASCII record 'time_ns device sector sectors 1|0' (MQSim, DiskSim), an MSR Cambridge, Alibaba or Tencent CSV line, or blkparse output; found '{}'",
+                    blank + 1,
                     other.chars().take(60).collect::<String>()
                 )),
             },
         };
         let pending = foreign.map(|_| first);
-        Ok(Self::new(
-            name, lines, version, foreign, pending, opts, None,
-        ))
+        let mut me = Self::new(name, lines, version, foreign, pending, opts, None);
+        me.line_no += blank;
+        Ok(me)
     }
 
     /// The next line of a text trace, None at its end.
     fn read_line(&mut self) -> Result<Option<String>, String> {
         self.buf.clear();
-        let n = self
-            .lines
-            .read_line(&mut self.buf)
-            .map_err(|e| self.bad(&e.to_string()))?;
-        Ok((n > 0).then(|| std::mem::take(&mut self.buf)))
+        match self.lines.read_line(&mut self.buf) {
+            Ok(n) => Ok((n > 0).then(|| std::mem::take(&mut self.buf))),
+            // The line was read (and consumed) but is not text: counted as read, so that the
+            // error names it and replay_skip_bad can pass over it.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                self.line_no += 1;
+                Err(self.bad("not valid UTF-8 text"))
+            }
+            Err(e) => Err(self.bad(&e.to_string())),
+        }
     }
 
     /// The next record of a foreign text trace ([`crate::foreign`]).
@@ -353,7 +390,7 @@ impl IologReader {
                 continue;
             }
             if let Some(d) = self.opts.device {
-                if format.device(line.trim_end()).is_some_and(|x| x != d) {
+                if format.device(line.trim_end()) != Some(d) {
                     continue;
                 }
             }
@@ -418,11 +455,14 @@ impl IologReader {
 
     /// The trace's own response times found since the last call (MSR's `ResponseTime`, the
     /// queue-to-completion times of a blktrace or blkparse trace), per direction, in ns.
-    pub fn take_recorded(&mut self) -> std::vec::Drain<'_, (Ddir, u64)> {
-        match self.blktrace.as_mut() {
+    pub fn take_recorded(&mut self) -> impl Iterator<Item = (Ddir, u64)> + '_ {
+        let skip = self.opts.skip;
+        let drain = match self.blktrace.as_mut() {
             Some(b) => b.recorded.take(),
             None => self.recorded.take(),
-        }
+        };
+        // Directions `replay_skip` drops have no simulated side to stand beside.
+        drain.filter(move |(d, _)| skip & (1 << *d as u8) == 0)
     }
 
     /// `file:line` (or `file: record N`) of the last record read.
@@ -699,6 +739,45 @@ mod tests {
             (Ddir::Write, 512, 50_000)
         );
         assert_eq!(r.location(), "t.iolog:3");
+    }
+
+    #[test]
+    fn edges_of_real_traces() {
+        // No file named at all.
+        assert!(TraceFiles::parse(":", &[], &[])
+            .unwrap_err()
+            .contains("names no file"));
+        // Blank lines before the first record, as after it.
+        let mut r = reader("\n\n1000 0 8 16 1\n", OPTS).unwrap();
+        assert_eq!(io(r.next_io().unwrap().unwrap()).offset, 4096);
+        assert_eq!(r.location(), "t.iolog:3");
+        // A line that is not text is that line's error, and can be passed over.
+        let bin: &[u8] = b"fio version 3 iolog\n0 f read 0 512\n\xff\xfe\n2 f read 512 512\n";
+        let open = |skip_bad| {
+            IologReader::from_reader(
+                "t.iolog",
+                Box::new(std::io::Cursor::new(bin.to_vec())),
+                ReplayOpts { skip_bad, ..OPTS },
+            )
+            .unwrap()
+        };
+        let mut r = open(false);
+        r.next_io().unwrap();
+        assert_eq!(r.next_io().unwrap_err(), "t.iolog:3: not valid UTF-8 text");
+        let mut r = open(true);
+        let n = std::iter::from_fn(|| r.next_io().unwrap()).count();
+        assert_eq!((n, r.skipped().0), (2, 1));
+        // With replay_device, a record whose device is not that one (or unreadable) is not
+        // replayed.
+        let mut r = reader(
+            "1,h,0,Read,0,4096,1\n2,h,x,Read,4096,4096,1\n",
+            ReplayOpts {
+                device: Some(0),
+                ..OPTS
+            },
+        )
+        .unwrap();
+        assert_eq!(std::iter::from_fn(|| r.next_io().unwrap()).count(), 1);
     }
 
     #[test]

@@ -14,14 +14,14 @@ pub const MAX_OUTSTANDING: usize = 1 << 16;
 #[derive(Default)]
 pub struct Outstanding {
     /// (device, first sector, arrival order) → (queue time ns, direction).
-    map: BTreeMap<(u32, u64, u64), (u64, Ddir)>,
+    map: BTreeMap<(u64, u64, u64), (u64, Ddir)>,
     seq: u64,
     /// Response times found since the caller last took them.
     done: Vec<(Ddir, u64)>,
 }
 
 impl Outstanding {
-    pub fn queued(&mut self, dev: u32, sector: u64, t_ns: u64, ddir: Ddir) {
+    pub fn queued(&mut self, dev: u64, sector: u64, t_ns: u64, ddir: Ddir) {
         if self.map.len() >= MAX_OUTSTANDING {
             self.map.pop_first();
         }
@@ -30,7 +30,7 @@ impl Outstanding {
     }
 
     /// A completion of `sectors` from `sector` at `t_ns`: every kept request starting in it.
-    pub fn completed(&mut self, dev: u32, sector: u64, sectors: u64, t_ns: u64) {
+    pub fn completed(&mut self, dev: u64, sector: u64, sectors: u64, t_ns: u64) {
         let end = sector.saturating_add(sectors.max(1));
         let keys: Vec<_> = self
             .map

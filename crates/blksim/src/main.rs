@@ -97,7 +97,7 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             let Some(trace) = args.get(1).filter(|a| !a.starts_with('-')) else {
                 return write_stdout(replay::USAGE.as_bytes()).map(|()| ExitCode::FAILURE);
             };
-            let (text, end) = replay::summary(trace)?;
+            let (text, end) = replay::summary(trace, &replay::run_args(trace, &args[2..], 0))?;
             eprint!("{text}");
             run(&replay::run_args(trace, &args[2..], end))
         }

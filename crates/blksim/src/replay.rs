@@ -6,7 +6,7 @@
 //! HyperLogLog of 2^14 registers, about 1 % error).
 
 use blksim_job::Ddir;
-use blksim_workload::iolog::{IologReader, ReplayOp, ReplayOpts};
+use blksim_workload::iolog::{IologReader, ReplayOp};
 use std::fmt::Write as _;
 
 pub const USAGE: &str = "\
@@ -62,25 +62,48 @@ fn size_label(b: u64) -> String {
     }
 }
 
-/// The summary of the trace at `path`, and the end of its highest I/O (bytes).
-pub fn summary(path: &str) -> Result<(String, u64), String> {
-    let opts = ReplayOpts {
-        no_stall: false,
-        time_scale_pct: 100,
-        scale: 1,
-        align: 0,
-        skip: 0,
-        skip_bad: false,
-        format: None,
-        device: None,
-    };
-    let mut r = IologReader::open(path, opts)?;
+/// Options that shape what a replay reads, taken from the run's arguments for the summary
+/// (`merge_blktrace_file` is left to the run, which writes it).
+const READ_OPTIONS: [&str; 11] = [
+    "name",
+    "read_iolog",
+    "read_iolog_format",
+    "replay_device",
+    "replay_skip",
+    "replay_skip_bad",
+    "replay_scale",
+    "replay_align",
+    "merge_blktrace_scalars",
+    "merge_blktrace_iters",
+    "replay_redirect",
+];
+
+/// The summary of the trace at `path` as the run's arguments `args` will read it, and the
+/// end of its highest I/O (bytes).
+pub fn summary(path: &str, args: &[String]) -> Result<(String, u64), String> {
+    let read: Vec<String> = args
+        .iter()
+        .filter(|a| {
+            a.strip_prefix("--")
+                .and_then(|k| k.split('=').next())
+                .is_some_and(|k| READ_OPTIONS.contains(&k))
+        })
+        .cloned()
+        .collect();
+    let jobs = blksim_job::cli::parse_cli(&read).map_err(|e| e.to_string())?;
+    let mut spec = jobs.jobs[0].replay.clone();
+    // The recorded pace, whatever the run's replay_time_scale or replay_no_stall.
+    spec.no_stall = false;
+    spec.time_scale_pct = 100;
+    let mut r = IologReader::open_job(&spec)?;
     let (mut ios, mut bytes, mut syncs) = ([0u64; 3], [0u64; 3], 0u64);
     let mut sizes: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     let mut t_ns = 0u64;
     let mut hll = Hll::new();
     while let Some(x) = r.next_io()? {
+        // Response times are the run's to show; dropped here as they come.
+        r.take_recorded().for_each(drop);
         t_ns = t_ns.saturating_add(x.gap_ns);
         let io = match x.op {
             ReplayOp::Io(io) => io,
@@ -95,11 +118,12 @@ pub fn summary(path: &str) -> Result<(String, u64), String> {
             Ddir::Trim => 2,
         };
         ios[d] += 1;
-        bytes[d] += io.len;
+        bytes[d] = bytes[d].saturating_add(io.len);
         *sizes.entry(63 - io.len.max(1).leading_zeros()).or_default() += 1;
         lo = lo.min(io.offset);
         hi = hi.max(io.offset.saturating_add(io.len));
-        let (first, last) = (io.offset >> 12, (io.offset + io.len - 1) >> 12);
+        let end = io.offset.saturating_add(io.len);
+        let (first, last) = (io.offset >> 12, (end - 1) >> 12);
         for blk in first..=last.min(first + 4096) {
             hll.add(blk);
         }
