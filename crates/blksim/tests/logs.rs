@@ -506,23 +506,15 @@ fn read_iolog_replays_fio_logs() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let f = iolog_ios(&d.join("f.iolog"));
     assert_eq!(f.len(), 300);
-    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .current_dir(&d)
-        .args([
-            "run",
+    run_in(
+        &d,
+        &[
             "--device=null_blk",
             "--name=g",
             "--read_iolog=f.iolog",
             "--replay_no_stall=1",
             "--write_iolog=g.iolog",
-            "--output-format=json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     assert_eq!(same(&iolog_ios(&d.join("g.iolog"))), same(&f));
 
@@ -863,25 +855,23 @@ fn blktrace_binary_replays_as_fio_does() {
         .output()
         .unwrap_or_else(|e| panic!("real fio: {e}; {INSTALL}"));
     assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
-    let ours = Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .current_dir(&d)
-        .args([
-            "run",
+    let ours = run_in(
+        &d,
+        &[
             "--device=null_blk",
             "--name=g",
             "--ioengine=libaio",
             "--read_iolog=merged.bin",
             "--replay_no_stall=1",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        ours.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ours.stderr)
+        ],
     );
     let fio_issued = issued(&String::from_utf8_lossy(&f.stdout));
-    assert_eq!(issued(&String::from_utf8_lossy(&ours.stdout)), fio_issued);
+    let ours_issued: Vec<u64> = ["read", "write", "trim"]
+        .iter()
+        .map(|d| ours["jobs"][0][d]["total_ios"].as_u64().unwrap())
+        .chain([ours["jobs"][0]["sync"]["total_ios"].as_u64().unwrap()])
+        .collect();
+    assert_eq!(ours_issued, fio_issued);
     assert!(fio_issued[3] > 0, "the trace's flushes: {fio_issued:?}");
 
     // The real capture, three ways. Its own response times are btt's Q2C figures.
