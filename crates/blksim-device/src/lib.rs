@@ -5,7 +5,6 @@
 //!   and allocation-unit (log-block) mapped), plus the parameter table (`card.*` and `host.*`
 //!   keys) that profiles and `--set=` use. The MMC block driver and host paths that sit on top of
 //!   it are in `blksim-mmc`.
-//! * `null_blk`: owned by the lead (reserved module name below).
+//! * `null_blk` is its own crate, `blksim-nullblk`.
 
 pub mod emmc;
-// pub mod null_blk;

@@ -1,4 +1,5 @@
-//! Issue #4: CPUs, locks and batch dispatch (reference §4.9, measurements §3).
+//! CPUs, locks and batch dispatch (blk-mq-sched.c `__blk_mq_do_dispatch_sched`;
+//! repro/measurements.md §3).
 //!
 //! The `null_blk-server` platform's CPU costs are fitted on the MAINLINE row of
 //! measurements §3 only (`elv_handoff_ns` on mq-deadline 263k, `elv_cold_line_ns` on bfq
