@@ -111,6 +111,9 @@ pub struct Integrity {
     /// Reused buffers for the read check.
     buf_dev: Vec<(u64, u64, u64)>,
     buf_usr: Vec<(u64, u64, u64)>,
+    /// Scratch for the submitter's view: the device's pieces and the difference's.
+    buf_udev: Vec<(u64, u64, u64)>,
+    buf_diff: Vec<(u64, u64, u64)>,
     buf_race: Vec<(u64, u64)>,
     /// The oracle tracks the stripes whose hash has its low `sample_shift` bits clear.
     sample_shift: u32,
@@ -144,6 +147,8 @@ impl Integrity {
             first_mismatch: None,
             buf_dev: Vec::new(),
             buf_usr: Vec::new(),
+            buf_udev: Vec::new(),
+            buf_diff: Vec::new(),
             buf_race: Vec::new(),
             sample_shift: 0,
             budget: budget.max(1),
@@ -192,9 +197,7 @@ impl Integrity {
     /// Both views hold `v` over `[s, e)` (an acknowledged user write, a power cut).
     fn set_both(&mut self, s: u64, e: u64, v: u64) {
         self.device.set(s, e, v);
-        if !self.user_diff.is_empty() {
-            self.user_diff.set(s, e, 0);
-        }
+        self.user_sees_device(s, e);
     }
 
     /// The device holds `v` over `[s, e)`; the submitter's view stays what it was (a gap bio,
@@ -217,13 +220,28 @@ impl Integrity {
     }
 
     /// The submitter's versions over `[s, e)` as consecutive pieces, into `out`.
-    fn user_get_into(&self, s: u64, e: u64, out: &mut Vec<(u64, u64, u64)>) {
-        self.device.get_into(s, e, out);
+    fn user_get_into(&mut self, s: u64, e: u64, out: &mut Vec<(u64, u64, u64)>) {
+        let mut dev = std::mem::take(&mut self.buf_udev);
+        self.device.get_into(s, e, &mut dev);
+        self.user_over(s, e, &dev, out);
+        self.buf_udev = dev;
+    }
+
+    /// The submitter's versions over `[s, e)`, given the device's pieces `dev` over it.
+    fn user_over(
+        &mut self,
+        s: u64,
+        e: u64,
+        dev: &[(u64, u64, u64)],
+        out: &mut Vec<(u64, u64, u64)>,
+    ) {
+        out.clear();
         if self.user_diff.is_empty() {
+            out.extend_from_slice(dev);
             return;
         }
-        let dev = std::mem::take(out);
-        let diff = self.user_diff.get(s, e);
+        let mut diff = std::mem::take(&mut self.buf_diff);
+        self.user_diff.get_into(s, e, &mut diff);
         let (mut i, mut j, mut pos) = (0, 0, s);
         while pos < e {
             let (_, de, dv) = dev[i];
@@ -238,6 +256,7 @@ impl Integrity {
             i += (de == end) as usize;
             j += (fe == end) as usize;
         }
+        self.buf_diff = diff;
     }
 
     fn is_data_write(op: Op) -> bool {
@@ -352,7 +371,7 @@ impl Integrity {
         let mut usr = std::mem::take(&mut self.buf_usr);
         let mut racing = std::mem::take(&mut self.buf_race);
         self.device.get_into(s, e, &mut dev);
-        self.user_get_into(s, e, &mut usr);
+        self.user_over(s, e, &dev, &mut usr);
         self.inflight_overlaps(s, e, &mut racing);
         self.compare(s, e, &dev, &usr, &racing);
         self.buf_dev = dev;

@@ -130,7 +130,10 @@ pub struct BlkStats {
     /// from the request's making (`rq->start_time_ns`) to its completion.
     pub ticks_ns: [u64; 2],
     /// Time with at least one request in flight at the driver, ns (`io_ticks`, fio's
-    /// "util" numerator).
+    /// "util" numerator). The kernel's `update_io_ticks` counts from `blk_account_io_start`
+    /// (the request's making), so its busy time also covers requests waiting in the
+    /// elevator; here it starts at dispatch, and util can read lower than the kernel's when
+    /// requests queue in the scheduler while the driver is idle.
     pub busy_ns: u64,
     pub sectors: [u64; 2],
     pub plug_merges: u64,

@@ -16,6 +16,11 @@ impl Ddir {
     pub fn idx(self) -> usize {
         self as usize
     }
+
+    /// fio's `io_ddir_name`: "read", "write", "trim".
+    pub fn name(self) -> &'static str {
+        ["read", "write", "trim"][self as usize]
+    }
 }
 
 /// fio's `rw=` pattern (without the `:N` suffix, which is [`JobSpec::rw_seq_skip`] /

@@ -26,7 +26,9 @@ fn is_big_endian(h: &[u8]) -> bool {
 
 /// Decode one 48-byte header (its payload left empty), checking magic and version
 /// (blktrace.h `verify_trace()`). `at` names the record in errors.
-fn decode_header(h: &[u8], be: bool, at: &str) -> io::Result<RawRecord> {
+/// Returns the record and its payload length; `at` names the record, formatted only for an
+/// error.
+fn decode_header(h: &[u8], be: bool, at: impl Fn() -> String) -> io::Result<(RawRecord, usize)> {
     let u16_at = |o: usize| {
         let b = [h[o], h[o + 1]];
         if be {
@@ -54,15 +56,16 @@ fn decode_header(h: &[u8], be: bool, at: &str) -> io::Result<RawRecord> {
     };
     let magic = u32_at(0);
     if magic & 0xffff_ff00 != BLK_IO_TRACE_MAGIC {
-        return Err(bad(format!("bad magic {magic:#x} at {at}")));
+        return Err(bad(format!("bad magic {magic:#x} at {}", at())));
     }
     if magic & 0xff != BLK_IO_TRACE_VERSION {
         return Err(bad(format!(
-            "unsupported blktrace version {} at {at} (only v7 is read)",
-            magic & 0xff
+            "unsupported blktrace version {} at {} (only v7 is read)",
+            magic & 0xff,
+            at()
         )));
     }
-    Ok(RawRecord {
+    let rec = RawRecord {
         magic,
         sequence: u32_at(4),
         time_ns: u64_at(8),
@@ -74,7 +77,8 @@ fn decode_header(h: &[u8], be: bool, at: &str) -> io::Result<RawRecord> {
         cpu: u32_at(40),
         error: u16_at(44),
         pdu: Vec::new(),
-    })
+    };
+    Ok((rec, usize::from(u16_at(46))))
 }
 
 /// Whether `head` (a file's first bytes) starts like a blktrace file, in either byte order.
@@ -96,12 +100,7 @@ pub fn parse_records(data: &[u8]) -> io::Result<Vec<RawRecord>> {
         }
         let h = &data[pos..pos + RECORD_LEN];
         let be = *big_endian.get_or_insert_with(|| is_big_endian(h));
-        let mut r = decode_header(h, be, &format!("offset {pos}"))?;
-        let pdu_len = usize::from(if be {
-            u16::from_be_bytes([h[46], h[47]])
-        } else {
-            u16::from_le_bytes([h[46], h[47]])
-        });
+        let (mut r, pdu_len) = decode_header(h, be, || format!("offset {pos}"))?;
         let end = pos + RECORD_LEN + pdu_len;
         if end > data.len() {
             return Err(bad(format!("truncated payload at offset {pos}")));
@@ -152,18 +151,13 @@ impl<R: io::Read> RecordStream<R> {
         if got == 0 {
             return Ok(None);
         }
-        let at = format!("record {}", self.records + 1);
         if got < RECORD_LEN {
             self.truncated = true;
             return Ok(None);
         }
         let be = *self.big_endian.get_or_insert_with(|| is_big_endian(&h));
-        let mut rec = decode_header(&h, be, &at)?;
-        let pdu_len = usize::from(if be {
-            u16::from_be_bytes([h[46], h[47]])
-        } else {
-            u16::from_le_bytes([h[46], h[47]])
-        });
+        let n = self.records + 1;
+        let (mut rec, pdu_len) = decode_header(&h, be, || format!("record {n}"))?;
         rec.pdu = vec![0; pdu_len];
         if self.r.read_exact(&mut rec.pdu).is_err() {
             self.truncated = true;

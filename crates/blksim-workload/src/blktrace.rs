@@ -39,8 +39,8 @@ struct Src {
 /// The merged `Q` events of one or more blktrace files.
 pub struct BlktraceReader {
     srcs: Vec<Src>,
-    /// The file and record of the last record returned, for errors.
-    at: String,
+    /// The file (index into `srcs`) and record number of the last record returned.
+    at: (usize, u64),
     /// Queued requests waiting for their completions: the trace's response times.
     pub recorded: Outstanding,
     /// `replay_device`: only this device's events (the kernel's dev_t).
@@ -155,7 +155,7 @@ impl BlktraceReader {
         }
         Ok(BlktraceReader {
             srcs,
-            at: String::new(),
+            at: (0, 0),
             recorded: Outstanding::default(),
             device: None,
         })
@@ -177,7 +177,7 @@ impl BlktraceReader {
             let Some(i) = best else { return Ok(None) };
             let s = &mut self.srcs[i];
             let (t, rec) = s.peek.take().unwrap();
-            self.at = format!("{}: record {}", s.path, s.stream.records);
+            self.at = (i, s.stream.records);
             s.advance()?;
             if self.device.is_some_and(|d| d != u64::from(rec.device)) {
                 continue;
@@ -208,8 +208,8 @@ impl BlktraceReader {
     }
 
     /// The file and record number of the last record returned.
-    pub fn location(&self) -> &str {
-        &self.at
+    pub fn location(&self) -> String {
+        format!("{}: record {}", self.srcs[self.at.0].path, self.at.1)
     }
 }
 

@@ -47,7 +47,7 @@ pub struct ReplayOpts {
     pub time_scale_pct: u64,
     pub scale: u64,
     pub align: u64,
-    /// `replay_skip`: bit `Ddir as usize` for read, write and trim, bit 3 for sync.
+    /// `replay_skip`: bit `Ddir as usize` for read, write and trim, `REPLAY_SKIP_SYNC`.
     pub skip: u8,
     /// `replay_skip_bad`: pass over malformed lines of a text trace, counting them.
     pub skip_bad: bool,
@@ -60,11 +60,14 @@ pub struct ReplayOpts {
 impl ReplayOpts {
     /// Whether `replay_skip` drops this operation.
     fn skips(&self, op: &ReplayOp) -> bool {
-        let bit = match op {
-            ReplayOp::Io(io) => io.ddir as u8,
-            ReplayOp::Sync { .. } => 3,
-        };
-        self.skip & (1 << bit) != 0
+        match op {
+            ReplayOp::Io(io) => self.skips_ddir(io.ddir),
+            ReplayOp::Sync { .. } => self.skip & blksim_job::REPLAY_SKIP_SYNC != 0,
+        }
+    }
+
+    fn skips_ddir(&self, ddir: Ddir) -> bool {
+        self.skip & (1 << ddir as u8) != 0
     }
 }
 
@@ -168,7 +171,7 @@ fn is_empty_file(path: &str) -> bool {
 }
 
 /// Whether `files` are a blktrace trace: each a blktrace file or empty, one at least not.
-fn all_blktrace(files: &TraceFiles) -> bool {
+pub fn all_blktrace(files: &TraceFiles) -> bool {
     files.0.iter().any(|(p, _, _)| is_blktrace_file(p))
         && files
             .0
@@ -456,19 +459,19 @@ impl IologReader {
     /// The trace's own response times found since the last call (MSR's `ResponseTime`, the
     /// queue-to-completion times of a blktrace or blkparse trace), per direction, in ns.
     pub fn take_recorded(&mut self) -> impl Iterator<Item = (Ddir, u64)> + '_ {
-        let skip = self.opts.skip;
+        let opts = self.opts;
         let drain = match self.blktrace.as_mut() {
             Some(b) => b.recorded.take(),
             None => self.recorded.take(),
         };
         // Directions `replay_skip` drops have no simulated side to stand beside.
-        drain.filter(move |(d, _)| skip & (1 << *d as u8) == 0)
+        drain.filter(move |&(ddir, _)| !opts.skips_ddir(ddir))
     }
 
     /// `file:line` (or `file: record N`) of the last record read.
     pub fn location(&self) -> String {
         match &self.blktrace {
-            Some(b) => b.location().to_string(),
+            Some(b) => b.location(),
             None => format!("{}:{}", self.name, self.line_no),
         }
     }
@@ -559,7 +562,9 @@ impl IologReader {
                 "read" => Some(Ddir::Read),
                 "write" => Some(Ddir::Write),
                 "trim" => Some(Ddir::Trim),
-                "sync" | "datasync" if self.opts.skip & (1 << 3) != 0 => continue,
+                "sync" | "datasync" if self.opts.skip & blksim_job::REPLAY_SKIP_SYNC != 0 => {
+                    continue
+                }
                 "sync" | "datasync" => {
                     let gap = (gap_us + std::mem::take(&mut self.carry_us)).saturating_mul(1000);
                     return Ok(Some(ReplayIo {
@@ -586,7 +591,7 @@ impl IologReader {
                 other => return Err(self.bad(&format!("unknown action '{other}'"))),
             };
             let Some(ddir) = ddir else { continue };
-            if self.opts.skip & (1 << ddir as u8) != 0 {
+            if self.opts.skips_ddir(ddir) {
                 continue;
             }
             if args.len() < 2 {

@@ -32,12 +32,7 @@ impl Outstanding {
     /// A completion of `sectors` from `sector` at `t_ns`: every kept request starting in it.
     pub fn completed(&mut self, dev: u64, sector: u64, sectors: u64, t_ns: u64) {
         let end = sector.saturating_add(sectors.max(1));
-        let keys: Vec<_> = self
-            .map
-            .range((dev, sector, 0)..(dev, end, 0))
-            .map(|(k, _)| *k)
-            .collect();
-        for k in keys {
+        while let Some((&k, _)) = self.map.range((dev, sector, 0)..(dev, end, 0)).next() {
             let (q, ddir) = self.map.remove(&k).unwrap();
             self.done.push((ddir, t_ns.saturating_sub(q)));
         }

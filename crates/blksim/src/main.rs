@@ -509,15 +509,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     // fio's `__io_u_log_error` for the error that stopped each job.
     let dev = setup::devname(&profile);
     for e in &out.fatal_errors {
-        let dir = if e.sync {
-            "sync"
-        } else {
-            match e.ddir {
-                blksim_job::Ddir::Read => "read",
-                blksim_job::Ddir::Write => "write",
-                blksim_job::Ddir::Trim => "trim",
-            }
-        };
+        let dir = if e.sync { "sync" } else { e.ddir.name() };
         eprintln!(
             "fio: io_u error on file /dev/{dev}: Input/output error: {dir} offset={}, buflen={}",
             e.offset, e.len
@@ -657,7 +649,15 @@ fn add_seed_runs(
     let mut all = vec![entry(cli.opts.seed, report)];
     let mut quiet = jobs.clone();
     for j in &mut quiet.jobs {
+        // The first run's files stay as it wrote them: no logs, no iolog, and a merged
+        // blktrace replayed from where that run wrote it.
         j.logs = blksim_job::LogSpec::default();
+        j.write_iolog = None;
+        if let Some(merged) = j.replay.merge_file.take() {
+            j.replay.file = Some(merged);
+            j.replay.merge_scalars.clear();
+            j.replay.merge_iters.clear();
+        }
     }
     for k in 1..cli.seeds {
         let mut opts = cli.opts.clone();

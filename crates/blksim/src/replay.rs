@@ -182,10 +182,8 @@ pub fn run_args(trace: &str, rest: &[String], end: u64) -> Vec<String> {
     let given = |k: &str| rest.iter().any(|a| a.starts_with(&format!("--{k}")));
     let mut a = vec!["--name=replay".to_string(), format!("--read_iolog={trace}")];
     // A blktrace binary trace takes the depth fio probes from it (setup::prepare_replay).
-    let binary = blksim_workload::iolog::TraceFiles::parse(trace, &[], &[]).is_ok_and(|f| {
-        f.0.iter()
-            .all(|(p, _, _)| blksim_workload::iolog::is_blktrace_file(p))
-    });
+    let binary = blksim_workload::iolog::TraceFiles::parse(trace, &[], &[])
+        .is_ok_and(|f| blksim_workload::iolog::all_blktrace(&f));
     for (k, v) in [("ioengine", "libaio"), ("iodepth", "32"), ("direct", "1")] {
         let probed = k == "iodepth" && binary;
         if !given(k) && !probed {

@@ -308,7 +308,7 @@ impl Engine {
 /// map from segment to a node of a doubly linked list kept in a vector (oldest at the head),
 /// so a lookup, a refresh and an eviction are each O(1) (two B-trees before: 4 % of the eMMC
 /// bench's time).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct MapLru {
     slot: FxHashMap<u64, u32>,
     /// `(segment, prev, next)`; `NIL` ends the list.
@@ -318,6 +318,17 @@ struct MapLru {
 }
 
 const NIL: u32 = u32::MAX;
+
+impl Default for MapLru {
+    fn default() -> Self {
+        MapLru {
+            slot: FxHashMap::default(),
+            nodes: Vec::new(),
+            head: NIL,
+            tail: NIL,
+        }
+    }
+}
 
 impl MapLru {
     fn unlink(&mut self, i: u32) {
@@ -345,10 +356,6 @@ impl MapLru {
     /// A command touches `seg`: true if it was resident; otherwise it is loaded, evicting
     /// the least recently used segment when `cap` are held.
     fn touch(&mut self, seg: u64, cap: usize) -> bool {
-        if self.nodes.is_empty() {
-            self.head = NIL;
-            self.tail = NIL;
-        }
         if let Some(&i) = self.slot.get(&seg) {
             if self.tail != i {
                 self.unlink(i);

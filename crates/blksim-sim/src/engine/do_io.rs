@@ -256,11 +256,7 @@ impl Sim {
                                 let at = r.location();
                                 self.trace_error.get_or_insert(format!(
                                     "read_iolog: {at}: {} of {} bytes at {} is {why}",
-                                    match io.ddir {
-                                        Ddir::Read => "read",
-                                        Ddir::Write => "write",
-                                        Ddir::Trim => "trim",
-                                    },
+                                    io.ddir.name(),
                                     io.len,
                                     io.offset
                                 ));
@@ -359,12 +355,7 @@ impl Sim {
             let task = &mut self.tasks[t];
             if let Some(l) = task.iolog.as_mut() {
                 // `log_io_u`, with `io_ddir_name`.
-                let what = match io.ddir {
-                    Ddir::Read => "read",
-                    Ddir::Write => "write",
-                    Ddir::Trim => "trim",
-                };
-                l.io(now, what, io.offset, io.len);
+                l.io(now, io.ddir.name(), io.offset, io.len);
             }
             let id = task.ious.insert(IoUnit {
                 ddir: io.ddir,
