@@ -343,11 +343,6 @@ impl RequestQueue {
         }
     }
 
-    /// CPU model figures for the report (empty when the model is off).
-    pub fn cpu_stats(&self, cpus: &crate::cpu::CpuModel) -> Vec<(&'static str, u64)> {
-        cpus.stats()
-    }
-
     /// Take the elevator's locking rules from its declared footprint
     /// ([`crate::CpuFootprint`]): what the CPU model charges when it is on.
     pub fn apply_elevator_footprint(&mut self) {

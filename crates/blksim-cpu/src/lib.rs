@@ -349,20 +349,14 @@ impl CpuModel {
         self.cur_cpu
     }
 
-    /// The running context is task `t`'s syscall (after [`Self::begin`]).
-    #[inline]
-    pub fn enter_task(&mut self, t: u32) {
-        self.cur_task = Some(t);
-    }
-
     /// The task whose syscall the running context is, if any.
     #[inline]
     pub fn current_task(&self) -> Option<u32> {
         self.cur_task
     }
 
-    /// Make `t` (or no task) the running context's task: a parked dispatch run resumes in
-    /// the syscall it belongs to.
+    /// Make `t` (or no task) the running context's task: a syscall's context (after
+    /// [`Self::begin`]), or a parked dispatch run resuming in the syscall it belongs to.
     #[inline]
     pub fn set_current_task(&mut self, t: Option<u32>) {
         self.cur_task = t;

@@ -614,7 +614,7 @@ impl Sim {
             peak_bios,
             capacity_bytes: self.capacity_bytes,
             integrity_reads_checked: self.queue.integrity.reads_checked,
-            cpu_stats: self.queue.cpu_stats(&self.cpus),
+            cpu_stats: self.cpus.stats(),
             integrity_mismatches: self.queue.integrity.mismatches,
             integrity_tracked_one_in: self.queue.integrity.tracked_one_in(),
             write_cache: self.queue.lim.write_cache,
@@ -638,7 +638,7 @@ impl Sim {
     fn task_begin(&mut self, t: usize, now: Ns, switch_in: bool) -> Ns {
         let cpu = self.tasks[t].cpu;
         let start = self.cpus.begin(cpu, now);
-        self.cpus.enter_task(t as u32);
+        self.cpus.set_current_task(Some(t as u32));
         self.ctx_ev = now;
         self.ctx_start = start;
         self.ctx_cpu = cpu;
