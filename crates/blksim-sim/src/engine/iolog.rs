@@ -43,10 +43,7 @@ impl IoLogWriter {
     ) -> std::io::Result<Self> {
         let path = PathBuf::from(path);
         let part = if shared {
-            if !created.contains(&path) {
-                File::create(&path)?;
-                created.push(path.clone());
-            }
+            super::logs::create_shared(&path, created)?;
             Some(PathBuf::from(format!("{}.{clone}.part", path.display())))
         } else {
             None
@@ -105,12 +102,7 @@ impl IoLogWriter {
         let mut r = writeln!(o, "{t} {f} close").and_then(|()| o.flush());
         drop(o);
         if let Some(p) = self.part.take() {
-            r = r.and_then(|()| {
-                let mut src = File::open(&p)?;
-                let mut dst = std::fs::OpenOptions::new().append(true).open(&self.path)?;
-                std::io::copy(&mut src, &mut dst)?;
-                std::fs::remove_file(&p)
-            });
+            r = r.and_then(|()| super::logs::append_and_remove(&p, &self.path));
         }
         self.keep(r);
     }

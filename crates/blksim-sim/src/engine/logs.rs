@@ -119,10 +119,7 @@ impl TaskLogs {
                 let (target, private) = if l.per_job {
                     (path.clone(), None)
                 } else {
-                    if !shared.contains(&path) {
-                        File::create(&path).map_err(|e| located(e, &path))?;
-                        shared.push(path.clone());
-                    }
+                    create_shared(&path, shared).map_err(|e| located(e, &path))?;
                     let p = PathBuf::from(format!("{name}.{thread_number}.part"));
                     (p.clone(), Some(p))
                 };
@@ -282,7 +279,18 @@ impl TaskLogs {
     }
 }
 
-fn append_and_remove(part: &PathBuf, to: &PathBuf) -> std::io::Result<()> {
+/// Create the shared file at `path` once per run (`created` lists those made so far).
+pub(super) fn create_shared(path: &PathBuf, created: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if !created.contains(path) {
+        File::create(path)?;
+        created.push(path.clone());
+    }
+    Ok(())
+}
+
+/// A job's private part of a shared file goes onto the end of it (fio writes one file per
+/// log that all the job's threads share).
+pub(super) fn append_and_remove(part: &PathBuf, to: &PathBuf) -> std::io::Result<()> {
     let mut src = File::open(part)?;
     let mut dst = std::fs::OpenOptions::new().append(true).open(to)?;
     std::io::copy(&mut src, &mut dst)?;
