@@ -30,6 +30,10 @@ use std::collections::VecDeque;
 /// `BLK_MQ_MAX_DEPTH` (`include/linux/blk-mq.h`).
 const BLK_MQ_MAX_DEPTH: u64 = 10240;
 
+/// What `blksim calibrate` fits on a loop profile unless told otherwise: the worker's CPU
+/// costs and its wake-up, the model's three platform-dependent times.
+pub const LOOP_CALIBRATE: &[&str] = &["worker_ns", "copy_ns_per_kib", "worker_wakeup_ns"];
+
 /// The loop parameters, the one place they are defined. The module parameter keeps its
 /// kernel name; the costs are the model's, calibrated per platform (profiles/loop-2cpu.toml).
 pub const LOOP_PARAMS: &[ParamDef] = &[

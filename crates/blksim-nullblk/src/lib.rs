@@ -24,6 +24,11 @@ const TIMER_INTERVAL_NS: Ns = NSEC_PER_SEC / TICKS_PER_SEC;
 
 pub use blksim_core::ParamDef;
 
+/// What `blksim calibrate` fits on a null_blk profile unless told otherwise: the completion
+/// delay of irqmode=2 (`null_handle_cmd` → `hrtimer_start(..., completion_nsec)`) and the
+/// softirq completion latency of irqmode=1, the two times a measurement of the device sees.
+pub const NULL_BLK_CALIBRATE: &[&str] = &["completion_nsec", "softirq_nsec"];
+
 /// The null_blk parameters (module parameters and configfs attributes), the one place they
 /// are defined. Keys are the kernel's names.
 pub const NULL_BLK_PARAMS: &[ParamDef] = &[

@@ -19,6 +19,7 @@
 //! the JSON (`blksim.event_digest`) is identical for identical inputs and seed.
 
 pub mod engine;
+pub mod params;
 pub mod platform;
 pub mod profile;
 pub mod setup;

@@ -164,38 +164,6 @@ fn params() -> Result<(), String> {
     use std::fmt::Write as _;
     let mut o = String::new();
     use blksim_core::ParamDef;
-    let tables: [(&str, &str, &[ParamDef]); 6] = [
-        (
-            "null_blk ([device], bare --set keys)",
-            "",
-            blksim_nullblk::NULL_BLK_PARAMS,
-        ),
-        (
-            "loop ([device] of driver = \"loop\", bare --set keys)",
-            "",
-            blksim_loop::LOOP_PARAMS,
-        ),
-        (
-            "queue ([queue], --set=queue.KEY)",
-            "queue.",
-            blksim_sim::setup::QUEUE_PARAMS,
-        ),
-        (
-            "platform ([platform], --set=platform.KEY)",
-            "platform.",
-            blksim_sim::platform::PLATFORM_PARAMS,
-        ),
-        (
-            "MMC host ([host], --set=host.KEY)",
-            "",
-            blksim_device::emmc::HOST_PARAMS,
-        ),
-        (
-            "eMMC card ([card], --set=card.KEY)",
-            "",
-            blksim_device::emmc::CARD_PARAMS,
-        ),
-    ];
     let line = |o: &mut String, prefix: &str, p: &ParamDef, current: Option<&str>| {
         let value = match current {
             Some(v) => format!("value {v:<12}"),
@@ -211,10 +179,10 @@ fn params() -> Result<(), String> {
             p.source
         );
     };
-    for (title, prefix, table) in tables {
-        let _ = writeln!(o, "{title}");
-        for p in table {
-            line(&mut o, prefix, p, None);
+    for t in blksim_sim::params::PARAM_TABLES {
+        let _ = writeln!(o, "{}", t.title);
+        for p in t.defs {
+            line(&mut o, t.prefix, p, None);
         }
         o.push('\n');
     }

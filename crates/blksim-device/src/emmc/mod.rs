@@ -13,7 +13,7 @@ pub use card::{Access, Card, CardCmd, CardConfig, CardOp, CardTiming, EmmcCard, 
 pub use ftl::{AuFtl, CardState, Ftl, Nand, PageFtl};
 pub use params::{
     check_known_keys, get_bool, get_enum, get_u32, get_u64, ParamDef, ParamLookup, ParamMap,
-    CARD_PARAMS, HOST_PARAMS,
+    CARD_CALIBRATE, CARD_PARAMS, HOST_PARAMS,
 };
 
 /// The bus the host sets up (`host.bus_mode`, `host.bus_width`, `host.bus_clock_hz`) with the

@@ -43,6 +43,19 @@ const fn c(
     ParamDef::choice(key, unit, default, doc, source)
 }
 
+/// What `blksim calibrate` fits on an eMMC profile unless told otherwise: the card's
+/// per-command firmware times, its NAND sense and program times and the L2P map miss. These
+/// are the values datasheets do not give and the bundled profiles were fitted on
+/// (profiles/*.toml `# calib:` lines); geometry (page, block, dies) and cache sizes are read
+/// from EXT_CSD or the datasheet, not fitted.
+pub static CARD_CALIBRATE: &[&str] = &[
+    "card.read_fw_ns",
+    "card.write_fw_ns",
+    "card.t_r_ns",
+    "card.t_prog_ns",
+    "card.map_miss_ns",
+];
+
 /// Card parameters (`card.*`): the eMMC device itself.
 pub static CARD_PARAMS: &[ParamDef] = &[
     p(
