@@ -112,6 +112,9 @@ mod tests {
             }
         }
         assert!(find_param("null_blk", "card.t_prog_ns").is_none());
-        assert_eq!(find_param("mmc", "queue.nr_requests").map(|d| d.key), Some("nr_requests"));
+        assert_eq!(
+            find_param("mmc", "queue.nr_requests").map(|d| d.key),
+            Some("nr_requests")
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! out (blksim-report).
 
 mod bench;
+mod calibrate;
 mod compare;
 mod explain;
 mod fuzz;
@@ -23,6 +24,7 @@ usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim params
        blksim bench [--workload=null|emmc|server|write] [--ios=N] [--runs=N] [--runtime=S]
        blksim compare A.json B.json [C.json ...]
+       blksim calibrate RESULTS... --device=BASE [--fit=KEY,...] [--out=PROFILE.toml]
        blksim replay TRACE [fio and blksim options]
        blksim fuzz [--seconds=N] [--seed=N] [--cases=N] [...]
        blksim --cmdhelp[=OPTION]
@@ -101,6 +103,10 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             eprint!("{text}");
             run(&replay::run_args(trace, &args[2..], end))
         }
+        "calibrate" => {
+            let text = calibrate::main(&args[1..])?;
+            write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)
+        }
         "compare" => {
             let text = compare::main(&args[1..])?;
             write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)
@@ -120,7 +126,7 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         other => Err(format!(
-            "unknown command '{other}' (expected run, devices, params, bench, fuzz; see --help)"
+            "unknown command '{other}' (expected run, devices, params, bench, compare, calibrate, replay, fuzz; see --help)"
         )),
     }
 }
