@@ -6,6 +6,14 @@
 //! a result file is enough to run the same jobs again. fio prints one entry per job clone
 //! (`numjobs`) unless `group_reporting` folds a group into one; the clones of one section are
 //! folded back into that section here, so blksim prints the same entries.
+//!
+//! What fio's JSON does not say (seen with fio 3.33):
+//! * options given without a value are missing: `group_reporting` and `stonewall` are
+//!   inferred from the entries and their group ids; other bare flags (`time_based`,
+//!   `norandommap`) are lost, so calibration runs should write them with a value
+//!   (`time_based=1`);
+//! * several `[global]` sections are merged into one list, so which jobs each applied to is
+//!   lost: every job gets the last value, and a key set twice there is reported.
 
 use blksim_job::JobSet;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -236,6 +244,15 @@ pub fn parse_run(text: &str, file: &str) -> Result<Run, String> {
             format!("{e}\n{file}: the job file rebuilt from its options was:\n{jobfile}")
         })?;
     let mut notes = Vec::new();
+    for (i, (k, _)) in doc.global.0.iter().enumerate() {
+        if doc.global.0[..i].iter().any(|(o, _)| o == k)
+            && !doc.global.0[i + 1..].iter().any(|(o, _)| o == k)
+        {
+            notes.push(format!(
+                "\"global options\" set '{k}' more than once (several [global] sections): fio's JSON does not say which jobs each value applied to; every job gets the last"
+            ));
+        }
+    }
     for j in &jobs.jobs {
         for n in &j.notes {
             let n = format!("job '{}': {}", j.name, n.trim_start_matches("note: "));
@@ -275,7 +292,10 @@ fn option_line(k: &str, v: &str) -> String {
 
 /// The job file a report's options describe. Entries that are the clones of one section
 /// (`numjobs` = N without `group_reporting`: N entries of one name, group and options) give
-/// that section once.
+/// that section once. With `group_reporting` fio prints one entry per group, named and
+/// optioned after the group's first job (`show_run_stats` sums the rest into it): other
+/// sections in that group are not in the file and cannot be rebuilt. Results meant for
+/// calibration should have one section per group.
 fn rebuild_jobfile(doc: &Doc, file: &str) -> Result<String, String> {
     let mut text = String::new();
     if !doc.global.0.is_empty() {
@@ -306,23 +326,34 @@ fn rebuild_jobfile(doc: &Doc, file: &str) -> Result<String, String> {
                 )
             })?,
         };
-        let grouped = flag(doc, j, "group_reporting").is_some_and(|v| v != "0");
+        // fio does not echo `group_reporting` (a flag without a value) in the options; the
+        // entries tell: N identical entries are the clones, one entry is the group's sum.
+        let same =
+            |o: &DocJob| o.jobname == j.jobname && o.options == j.options && o.groupid == j.groupid;
+        let run = doc.jobs[i..].iter().take_while(|o| same(o)).count();
+        let echoed = flag(doc, j, "group_reporting").is_some_and(|v| v != "0");
+        let grouped = echoed || (numjobs > 1 && run == 1);
         let clones = if grouped { 1 } else { numjobs.max(1) };
-        for c in 1..clones {
-            let o = doc.jobs.get(i + c);
-            if o.is_none_or(|o| {
-                o.jobname != j.jobname || o.options != j.options || o.groupid != j.groupid
-            }) {
-                return Err(format!(
-                    "{file}: job '{}' has numjobs={numjobs} without group_reporting, so fio prints {numjobs} entries of it; entry {} is not one of them",
-                    j.jobname,
-                    i + c + 1
-                ));
-            }
+        if run < clones {
+            return Err(format!(
+                "{file}: job '{}' has numjobs={numjobs}, so fio prints 1 entry of it (group_reporting) or {numjobs}; the file has {run}",
+                j.jobname
+            ));
         }
         text.push_str(&format!("[{}]\n", j.jobname));
         for (k, v) in &j.options.0 {
             text.push_str(&option_line(k, v));
+        }
+        if grouped && !echoed {
+            text.push_str("group_reporting\n");
+        }
+        // A new group id starts at a `stonewall` (or `new_group`, which the JSON cannot
+        // tell from it; stonewall is the common one).
+        let stonewall = ["stonewall", "wait_for_previous", "new_group"]
+            .iter()
+            .any(|k| j.options.get(k).is_some());
+        if i > 0 && j.groupid > doc.jobs[i - 1].groupid && !stonewall {
+            text.push_str("stonewall\n");
         }
         i += clones;
     }
@@ -378,7 +409,16 @@ mod tests {
         assert_eq!(r.entries, 3);
         let two = text.replacen(",\n            {\"jobname\":\"x\",\"groupid\":0,\"job options\":{\"rw\":\"read\"},\"read\":{\"io_bytes\":1,\"iops\":1}}", "", 1);
         let e = parse_run(&two, "c.json").unwrap_err();
-        assert!(e.contains("numjobs=3 without group_reporting"), "{e}");
+        assert!(e.contains("numjobs=3, so fio prints 1 entry"), "{e}");
+        // One entry of a numjobs=3 job: fio's group_reporting (which it does not echo).
+        let one = r#"{"global options":{"numjobs":"3"},"jobs":[
+            {"jobname":"x","groupid":0,"job options":{"rw":"read"},"read":{"io_bytes":1,"iops":1}}]}"#;
+        let r = parse_run(one, "g.json").unwrap();
+        assert_eq!(
+            r.jobfile,
+            "[global]\nnumjobs=3\n[x]\nrw=read\ngroup_reporting\n"
+        );
+        assert!(r.jobs.jobs[0].group_reporting);
     }
 
     #[test]
