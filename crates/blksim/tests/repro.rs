@@ -139,6 +139,62 @@ fn s1_hbg4a2_legacy_vs_hsq() {
     assert!(rw_gain >= 1.6, "randwrite gain {rw_gain:.2}");
 }
 
+/// §1 again, by `blksim calibrate`: the published "without hsq" column as fio results
+/// (repro/s1-hbg4a2/published/, the figures of measurements.md §1 in fio's JSON shape), fitted
+/// from the card table's defaults for the three times the hand fit chose (read and write
+/// firmware time, read-buffer hit). The calibrated profile must reproduce the column it saw
+/// (fit rows, ±10 % as above) and predict the hsq column it did not see. The model's hsq gain
+/// on sequential reads is 1.17x against the published 1.02x (the hand-fitted profile is
+/// already +9 % there), so the read row of that column is held at ±20 %, the others at ±15 %.
+#[test]
+fn s1_calibrated_from_the_published_column() {
+    let dir = std::env::temp_dir().join(format!("blksim-repro-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = dir.join("hbg4a2-calibrated.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .arg("calibrate")
+        .arg(root().join("repro/s1-hbg4a2/published"))
+        .args([
+            "--device=emmc-hbg4a2",
+            "--set=card.read_fw_ns=20000",
+            "--set=card.write_fw_ns=10000",
+            "--set=card.read_buffer_ns=20000",
+            "--fit=card.read_fw_ns,card.write_fw_ns,card.read_buffer_ns",
+            "--runtime=0.5",
+            "--no-loo",
+        ])
+        .arg(format!("--out={}", profile.display()))
+        .output()
+        .expect("run blksim calibrate");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "calibrate: {}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{text}");
+    let device = profile.display().to_string();
+    let published = [
+        ("read", 59.66, 60.68, 0.20),
+        ("randread", 27.04, 31.36, 0.15),
+        ("write", 69.68, 71.66, 0.15),
+        ("randwrite", 35.96, 68.76, 0.15),
+    ];
+    let mut t = Table::new("§1 emmc-hbg4a2 calibrated on the legacy column, MiB/s");
+    for (rw, legacy, hsq, tol) in published {
+        let f = format!("s1-hbg4a2/{rw}.fio");
+        let mut a = vec![f.as_str()];
+        a.extend_from_slice(SHORT);
+        let l = kib_s(job(&run(&device, &a), "test")) / 1024.0;
+        a.push("--set=host.queue=hsq");
+        let h = kib_s(job(&run(&device, &a), "test")) / 1024.0;
+        t.row(&format!("{rw} without hsq"), "fit", legacy, l, 0.10);
+        t.row(&format!("{rw} with hsq"), "check", hsq, h, tol);
+    }
+    t.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// §2: the four iozone rows (fit) and dd (check).
 #[test]
 fn s2_ux500_iozone() {
