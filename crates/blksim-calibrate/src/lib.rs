@@ -10,6 +10,7 @@
 
 pub mod fiojson;
 pub mod fit;
+pub mod ident;
 pub mod profile_out;
 pub mod space;
 
@@ -42,9 +43,9 @@ Loss: the mean of (simulated/measured - 1)^2 over every run, job, direction and 
 run, and how well a fit on the other runs predicts each run (leave-one-out).
 ";
 
-/// A parameter moved by less than this loss over a tenth of its range (a factor of 1.23
-/// for the default range) is reported as not identified by the runs: at a loss near 0 that
-/// is an RMS relative error change of 1 %.
+/// A direction of the parameters along which the loss grows by less than this over a tenth
+/// of the range (a factor of 1.23 for the default range) is one the runs cannot tell apart:
+/// at a loss near 0 that is an RMS relative error change of 1 %.
 pub const IDENTIFIED_DLOSS: f64 = 1e-4;
 
 /// Everything a calibration is asked.
@@ -82,14 +83,11 @@ pub struct ParamResult {
     pub value: u64,
     /// `lower` or `upper` when the fit ended within 1 % of the range's end.
     pub at_bound: Option<&'static str>,
-    /// How much the loss grows when the parameter moves a tenth of its range away.
+    /// How much the loss grows when the parameter alone moves a tenth of its range away.
     pub dloss: f64,
-}
-
-impl ParamResult {
-    pub fn identified(&self) -> bool {
-        self.dloss >= IDENTIFIED_DLOSS
-    }
+    /// Whether the runs determine it: it takes part in no direction along which the loss
+    /// barely changes ([`ident`]).
+    pub identified: bool,
 }
 
 /// One figure's measured and simulated values.
@@ -113,6 +111,8 @@ pub struct Calibration {
     pub loss: f64,
     pub iterations: u64,
     pub params: Vec<ParamResult>,
+    /// Directions the runs cannot tell apart ([`ident::Identifiability::weak`]).
+    pub weak: Vec<(f64, Vec<f64>)>,
     pub residuals: Vec<Residual>,
     pub loo: Vec<Residual>,
 }
@@ -203,16 +203,9 @@ pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> 
     let base_loss = problem.loss(&base_values, &all);
     let (u, loss, iterations) = problem.fit(&all)?;
     let values = problem.values(&u);
+    let id = ident::analyse(&problem, &u, &all)?;
     let mut params = Vec::new();
     for (k, p) in problem.params.iter().enumerate() {
-        let mut dloss: f64 = 0.0;
-        for d in [-0.1, 0.1] {
-            let mut v = u.clone();
-            v[k] = (v[k] + d).clamp(0.0, 1.0);
-            if v[k] != u[k] {
-                dloss = dloss.max(problem.loss(&problem.values(&v), &all) - loss);
-            }
-        }
         let at_bound = if u[k] <= 0.01 {
             Some("lower")
         } else if u[k] >= 0.99 {
@@ -224,7 +217,8 @@ pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> 
             param: p.clone(),
             value: values[k],
             at_bound,
-            dloss,
+            dloss: id.dloss[k],
+            identified: !id.unidentified(k),
         });
     }
     let mut residuals = Vec::new();
@@ -275,6 +269,7 @@ pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> 
         loss,
         iterations,
         params,
+        weak: id.weak,
         residuals,
         loo,
     })
@@ -373,8 +368,8 @@ pub fn report_text(c: &Calibration) -> String {
                 r.param.key
             ));
         }
-        if !r.identified() {
-            note.push("not identified: these runs barely change with it".to_string());
+        if !r.identified {
+            note.push("not identified (see below)".to_string());
         }
         let _ = writeln!(
             o,
@@ -389,8 +384,35 @@ pub fn report_text(c: &Calibration) -> String {
     }
     let _ = writeln!(
         o,
-        "  (dloss: how much the loss grows when the value moves a tenth of its range)"
+        "  (dloss: how much the loss grows when the value alone moves a tenth of its range)"
     );
+    if p.params.len() > nfig {
+        let _ = writeln!(
+            o,
+            "\n{} parameters from {nfig} figures: the runs cannot determine them all; measure more configurations or fit fewer keys",
+            p.params.len()
+        );
+    }
+    for (change, v) in &c.weak {
+        let mut parts: Vec<(f64, &str)> = v
+            .iter()
+            .zip(&p.params)
+            .filter(|(x, _)| x.abs() >= ident::SHARE / 2.0)
+            .map(|(x, q)| (*x, q.key.as_str()))
+            .collect();
+        parts.sort_by(|a, b| b.0.abs().total_cmp(&a.0.abs()));
+        let text: Vec<String> = parts.iter().map(|(x, k)| format!("{x:+.2} {k}")).collect();
+        let what = if parts.len() == 1 {
+            "the runs barely change with it"
+        } else {
+            "these trade off: the runs cannot tell them apart"
+        };
+        let _ = writeln!(
+            o,
+            "not identified: {} ({what}; the loss changes by {change:.1e} over a tenth of the range along it)",
+            text.join(" ")
+        );
+    }
     let _ = writeln!(o, "\nresiduals (measured vs simulated; latencies in us):");
     residual_table(&mut o, c, &c.residuals, "fitted");
     let (fit, base) = mean_abs_err(&c.residuals);
@@ -456,7 +478,7 @@ pub fn profile_text(c: &Calibration, name: Option<&str>) -> String {
         if let Some(b) = r.at_bound {
             let _ = write!(comment, ", at its {b} bound");
         }
-        if !r.identified() {
+        if !r.identified {
             comment.push_str(", not identified by the runs");
         }
         t = profile_out::set_key(&t, &p.key, &r.value.to_string(), &comment);

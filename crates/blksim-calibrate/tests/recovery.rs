@@ -54,7 +54,7 @@ fn check(device: &str, truth: &[(&str, u64)], tol: f64, jobs: &[(&str, &str)]) {
             100.0 * err,
             100.0 * tol
         );
-        assert!(r.identified(), "{k} not identified\n{text}");
+        assert!(r.identified, "{k} not identified\n{text}");
     }
     assert!(c.loss < 1e-4, "loss {}\n{text}", c.loss);
     eprintln!("{text}");
@@ -123,4 +123,77 @@ fn loop_worker_costs_are_recovered() {
             ),
         ],
     );
+}
+
+/// Reads only: the write firmware time changes nothing, and the read firmware time and the
+/// NAND sense time only appear as their sum at queue depth one. Both are reported, and the
+/// sum itself is still recovered.
+#[test]
+fn what_the_runs_cannot_tell_is_reported() {
+    let truth = ["card.read_fw_ns=15000", "card.t_r_ns=70000"];
+    let job = "[global]\nsize=256m\nruntime=300ms\n[rr]\nrw=randread\nbs=4k\n";
+    let runs = vec![
+        measured("emmc-hbg4a2", &truth, "rr.json", job),
+        measured(
+            "emmc-hbg4a2",
+            &truth,
+            "rr64k.json",
+            &job.replace("bs=4k", "bs=64k"),
+        ),
+    ];
+    let opts = Options {
+        device: "emmc-hbg4a2".to_string(),
+        fit: vec![
+            "card.read_fw_ns".into(),
+            "card.t_r_ns".into(),
+            "card.write_fw_ns".into(),
+        ],
+        loo: false,
+        ..Default::default()
+    };
+    let c = calibrate(runs, &opts).unwrap();
+    let text = blksim_calibrate::report_text(&c);
+    let by = |k: &str| c.params.iter().find(|p| p.param.key == k).unwrap();
+    assert!(!by("card.read_fw_ns").identified, "{text}");
+    assert!(!by("card.write_fw_ns").identified, "{text}");
+    assert_eq!(by("card.write_fw_ns").dloss, 0.0, "{text}");
+    assert!(
+        text.contains("these trade off") && text.contains("barely change"),
+        "{text}"
+    );
+    let sum = (by("card.read_fw_ns").value + by("card.t_r_ns").value) as f64;
+    assert!(
+        (sum / 85_000.0 - 1.0).abs() < 0.03,
+        "read_fw + t_R = {sum}\n{text}"
+    );
+    assert!(c.loss < 1e-4, "{text}");
+}
+
+/// A true value outside the search range: the fit ends at the bound and says so.
+#[test]
+fn a_value_at_its_bound_is_reported() {
+    let g = "[global]\nsize=1g\nruntime=50ms\nioengine=libaio\n[qd1]\nrw=randread\nbs=4k\n";
+    let runs = vec![measured(
+        "null_blk",
+        &["completion_nsec=200000"],
+        "qd1.json",
+        g,
+    )];
+    let opts = Options {
+        device: "null_blk".to_string(),
+        fit: vec!["completion_nsec=1us..100us".into()],
+        loo: false,
+        ..Default::default()
+    };
+    let c = calibrate(runs, &opts).unwrap();
+    let text = blksim_calibrate::report_text(&c);
+    assert_eq!(c.params[0].at_bound, Some("upper"), "{text}");
+    assert!(c.params[0].value >= 99_000, "{text}");
+    assert!(text.contains("at its upper bound"), "{text}");
+    let profile = blksim_calibrate::profile_text(&c, Some("nb"));
+    let line = format!(
+        "completion_nsec = {}  # calib: fitted on 1 runs, bounds [1000, 100000] ns, at its upper bound",
+        c.params[0].value
+    );
+    assert!(profile.contains(&line), "{profile}");
 }
