@@ -197,3 +197,44 @@ fn a_value_at_its_bound_is_reported() {
     );
     assert!(profile.contains(&line), "{profile}");
 }
+
+/// The same inputs and seed give the same report and profile, on one thread or all cores
+/// (the runs of an evaluation are summed in run order, whatever finishes first).
+#[test]
+fn a_calibration_is_deterministic_on_any_number_of_threads() {
+    let g = "[global]\nsize=1g\nruntime=20ms\nioengine=libaio\n";
+    let go = || {
+        let runs = vec![
+            measured(
+                "null_blk",
+                &["completion_nsec=23000"],
+                "a.json",
+                &format!("{g}[a]\nrw=randread\nbs=4k\n"),
+            ),
+            measured(
+                "null_blk",
+                &["completion_nsec=23000"],
+                "b.json",
+                &format!("{g}[b]\nrw=randwrite\nbs=4k\niodepth=8\n"),
+            ),
+        ];
+        let opts = Options {
+            device: "null_blk".to_string(),
+            fit: vec!["completion_nsec".into()],
+            ..Default::default()
+        };
+        let c = calibrate(runs, &opts).unwrap();
+        (
+            blksim_calibrate::report_text(&c),
+            blksim_calibrate::profile_text(&c, None),
+        )
+    };
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(go);
+    let all = go();
+    assert_eq!(one, all);
+    assert!(one.0.contains("leave-one-out"), "{}", one.0);
+}
