@@ -167,6 +167,36 @@ pub struct Run {
     pub measured: Vec<Figure>,
     /// What blksim can't reproduce of these jobs (fio's options it ignores).
     pub notes: Vec<String>,
+    /// Simulated time the measured I/O counts need: per job and direction, the time for
+    /// [`MIN_SIM_IOS`] I/Os (or as many as were measured, if fewer) at the measured IOPS.
+    pub min_time_ns: u64,
+}
+
+/// I/Os a simulated direction should see before its figures are compared: enough that a
+/// slow device's first costly operation (a 250 ms merge) does not dominate, and that p99
+/// rests on 20 samples.
+pub const MIN_SIM_IOS: f64 = 2000.0;
+
+/// See [`Run::min_time_ns`].
+fn min_time_ns(jobs: &[Value]) -> u64 {
+    let mut need: f64 = 0.0;
+    for j in jobs {
+        for ddir in DDIRS {
+            let Some(d) = j.get(ddir) else { continue };
+            let iops = d.get("iops").and_then(Value::as_f64).unwrap_or(0.0);
+            if iops.is_nan() || iops <= 0.0 {
+                continue;
+            }
+            let ios = d
+                .get("total_ios")
+                .and_then(Value::as_f64)
+                .unwrap_or(MIN_SIM_IOS)
+                .min(MIN_SIM_IOS);
+            need = need.max(ios / iops * 1e9);
+        }
+    }
+    // At most an hour: a file claiming 0.001 IOPS must not stall the fit.
+    need.min(3.6e12) as u64
 }
 
 /// The JSON document of a fio output: fio may print other formats before it
@@ -271,6 +301,7 @@ pub fn parse_run(text: &str, file: &str) -> Result<Run, String> {
         }
     }
     Ok(Run {
+        min_time_ns: min_time_ns(&jobs_json),
         path: file.to_string(),
         label,
         jobfile,

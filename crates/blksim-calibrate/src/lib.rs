@@ -156,16 +156,18 @@ pub fn base_text(device: &str) -> Result<String, String> {
 }
 
 /// Read the runs and cap each job's runtime (fio's `runtime`: a job ends at its size or its
-/// runtime, whichever comes first).
+/// runtime, whichever comes first) at `runtime_ns`, or at the time the run's measured I/O
+/// counts need ([`fiojson::Run::min_time_ns`]) when that is longer.
 pub fn read_runs(files: &[PathBuf], runtime_ns: u64) -> Result<Vec<Run>, String> {
     let mut runs = Vec::new();
     for f in files {
         let mut r = fiojson::read_run(f)?;
         blksim_sim::setup::prepare_replay(&mut r.jobs).map_err(|e| format!("{}: {e}", r.path))?;
         if runtime_ns > 0 {
+            let cap = runtime_ns.max(r.min_time_ns);
             for j in &mut r.jobs.jobs {
-                if j.runtime_ns == 0 || j.runtime_ns > runtime_ns {
-                    j.runtime_ns = runtime_ns;
+                if j.runtime_ns == 0 || j.runtime_ns > cap {
+                    j.runtime_ns = cap;
                 }
             }
         }

@@ -9,6 +9,7 @@ mod calibrate;
 mod compare;
 mod explain;
 mod fuzz;
+mod probe;
 mod replay;
 
 use blksim_report::FIO_VERSION;
@@ -25,6 +26,7 @@ usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim bench [--workload=null|emmc|server|write] [--ios=N] [--runs=N] [--runtime=S]
        blksim compare A.json B.json [C.json ...]
        blksim calibrate RESULTS... --device=BASE [--fit=KEY,...] [--out=PROFILE.toml]
+       blksim probe PATH|sim:PROFILE [--size=N] [--time=S] [--write] [--out=PROFILE.toml]
        blksim replay TRACE [fio and blksim options]
        blksim fuzz [--seconds=N] [--seed=N] [--cases=N] [...]
        blksim --cmdhelp[=OPTION]
@@ -103,6 +105,10 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             eprint!("{text}");
             run(&replay::run_args(trace, &args[2..], end))
         }
+        "probe" => {
+            let text = probe::main(&args[1..])?;
+            write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)
+        }
         "calibrate" => {
             let text = calibrate::main(&args[1..])?;
             write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)
@@ -126,7 +132,7 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         other => Err(format!(
-            "unknown command '{other}' (expected run, devices, params, bench, compare, calibrate, replay, fuzz; see --help)"
+            "unknown command '{other}' (expected run, devices, params, bench, compare, calibrate, probe, replay, fuzz; see --help)"
         )),
     }
 }
