@@ -19,6 +19,7 @@ pub const USAGE: &str = "\
 usage: blksim probe PATH|sim:PROFILE [--size=N] [--time=S] [--write [--i-know-this-destroys-data]]
                     [--results=DIR] [--device=BASE] [--fit=KEY,...] [--set=KEY=VALUE]
                     [--out=PROFILE.toml] [--no-calibrate] [--seed=N]
+                    [--runtime=S] [--max-iters=N] [--no-loo]   (passed to the calibration)
 
 Measures a block device or a file with O_DIRECT I/O (io_uring for queue depths above one,
 pread/pwrite otherwise): random read latency against block size (4k..256k), sequential

@@ -98,11 +98,7 @@ impl RealTarget {
         if !block_device && !meta.is_file() {
             return Err(format!("{shown}: not a block device or a regular file"));
         }
-        if write && block_device && !destroy_ok {
-            return Err(format!(
-                "{shown}: --write on a block device overwrites its data (file systems, partitions, everything in the probed range); add --i-know-this-destroys-data to go on"
-            ));
-        }
+        check_write_allowed(&shown, block_device, write, destroy_ok)?;
         let mut file = OpenOptions::new()
             .read(true)
             .write(write)
@@ -243,6 +239,21 @@ impl RealTarget {
     }
 }
 
+/// Writes to a block device destroy what is on it: they need the explicit confirmation.
+pub fn check_write_allowed(
+    shown: &str,
+    block_device: bool,
+    write: bool,
+    destroy_ok: bool,
+) -> Result<(), String> {
+    if write && block_device && !destroy_ok {
+        return Err(format!(
+            "{shown}: --write on a block device overwrites its data (file systems, partitions, everything in the probed range); add --i-know-this-destroys-data to go on"
+        ));
+    }
+    Ok(())
+}
+
 /// Write a new file of `size` bytes (rounded up to [`ALIGN`]) with O_DIRECT, so that every
 /// block the probe reads is on the device.
 fn create_file(path: &Path, size: u64) -> Result<(), String> {
@@ -308,5 +319,31 @@ impl Target for RealTarget {
         } else {
             self.run_sync(ops, t0, deadline_ns)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_to_a_block_device_need_the_confirmation() {
+        assert!(check_write_allowed("/dev/x", true, true, false)
+            .unwrap_err()
+            .contains("--i-know-this-destroys-data"));
+        assert!(check_write_allowed("/dev/x", true, true, true).is_ok());
+        assert!(check_write_allowed("/dev/x", true, false, false).is_ok());
+        assert!(check_write_allowed("f", false, true, false).is_ok());
+    }
+
+    #[test]
+    fn what_cannot_be_probed_says_why() {
+        let e = |p: &str, size| {
+            RealTarget::open(Path::new(p), size, false, false)
+                .err()
+                .unwrap()
+        };
+        assert!(e("/nonexistent/blksim-probe", None).contains("give --size=N"));
+        assert!(e("/dev/null", None).contains("not a block device or a regular file"));
     }
 }

@@ -53,6 +53,16 @@ pub fn main(args: &[String]) -> Result<String, String> {
                 cal.seed = o.seed;
             }
             "--no-calibrate" => calibrate = false,
+            "--no-loo" => cal.loo = false,
+            "--runtime" => {
+                cal.runtime_ns = blksim_core::value::parse_time_ns(val()?, 1_000_000_000)
+                    .map_err(|e| format!("{a}: {e}"))?
+            }
+            "--max-iters" => {
+                cal.max_iters = crate::parse_u64(val()?)
+                    .filter(|n| (1..=10_000).contains(n))
+                    .ok_or_else(|| format!("{a}: expected a count from 1 to 10000"))?
+            }
             k if k.starts_with('-') => {
                 return Err(format!(
                     "probe: unknown option '{a}' (see blksim probe --help)"
