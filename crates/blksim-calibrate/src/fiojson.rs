@@ -177,6 +177,9 @@ pub struct Run {
 /// rests on 20 samples.
 pub const MIN_SIM_IOS: f64 = 2000.0;
 
+/// Bound of [`Run::min_time_ns`]: 10 minutes.
+pub const MAX_MIN_TIME_NS: u64 = 600_000_000_000;
+
 /// See [`Run::min_time_ns`].
 fn min_time_ns(jobs: &[Value]) -> u64 {
     let mut need: f64 = 0.0;
@@ -195,8 +198,9 @@ fn min_time_ns(jobs: &[Value]) -> u64 {
             need = need.max(ios / iops * 1e9);
         }
     }
-    // At most an hour: a file claiming 0.001 IOPS must not stall the fit.
-    need.min(3.6e12) as u64
+    // At most ten minutes of simulated time: a file claiming 0.001 IOPS must not stall the
+    // fit (the cost of a simulation grows with its events, and a slow device has few).
+    need.min(MAX_MIN_TIME_NS as f64) as u64
 }
 
 /// The JSON document of a fio output: fio may print other formats before it

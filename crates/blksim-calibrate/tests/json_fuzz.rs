@@ -1,0 +1,117 @@
+//! No fio JSON may panic the calibration's reader. A deterministic generator (fixed seed, so
+//! a failure reproduces) mutates real fio outputs (the probe's and fio 3.33's, from the
+//! repository's recorded runs) and the published-figure files by replacing, deleting,
+//! duplicating and splicing bytes and values. Every input must give a run or an error that
+//! names the file.
+
+use blksim_calibrate::fiojson::parse_run;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn seeds() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    [
+        "crates/blksim/tests/data/probe-vda/fio/rr4k-4jobs.json",
+        "crates/blksim/tests/data/probe-vda/probe/randread-4k-qd16.json",
+        "repro/s1-hbg4a2/published/randwrite.json",
+    ]
+    .iter()
+    .map(|p| std::fs::read_to_string(root.join(p)).unwrap())
+    .collect()
+}
+
+const VALUES: &[&str] = &[
+    "\"\"",
+    "0",
+    "-1",
+    "1e308",
+    "null",
+    "[]",
+    "{}",
+    "\"numjobs\"",
+    "\"99999999999999999999\"",
+    "\"randread\"",
+    "\"4k\"",
+    "\"1g\"",
+    "\"group_reporting\"",
+    "\"[x]\"",
+    "\"a\\nb\"",
+    "true",
+];
+
+fn mutate(r: &mut Rng, s: &str) -> String {
+    let mut b = s.as_bytes().to_vec();
+    for _ in 0..1 + r.below(4) {
+        let at = r.below(b.len());
+        match r.below(5) {
+            0 => b[at] = r.next() as u8,
+            1 => {
+                let n = r.below(64).min(b.len() - at);
+                b.drain(at..at + n);
+            }
+            2 => {
+                let n = r.below(64).min(b.len() - at);
+                let piece: Vec<u8> = b[at..at + n].to_vec();
+                let to = r.below(b.len());
+                b.splice(to..to, piece);
+            }
+            3 => {
+                // Replace the value after a colon.
+                if let Some(c) = b[at..].iter().position(|&x| x == b':') {
+                    let v = at + c + 1;
+                    let end = b[v..]
+                        .iter()
+                        .position(|&x| x == b',' || x == b'}' || x == b'\n')
+                        .map_or(b.len(), |e| v + e);
+                    let new = VALUES[r.below(VALUES.len())].as_bytes().to_vec();
+                    b.splice(v..end, new);
+                }
+            }
+            _ => b.truncate(at),
+        }
+        if b.is_empty() {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+#[test]
+fn mutated_fio_json_never_panics() {
+    let seeds = seeds();
+    let mut r = Rng(0x5eed_f10a);
+    let (mut ok, mut err) = (0, 0);
+    for case in 0..6000 {
+        let text = mutate(&mut r, &seeds[case % seeds.len()]);
+        let got = catch_unwind(AssertUnwindSafe(|| parse_run(&text, "m.json")));
+        match got {
+            Ok(Ok(run)) => {
+                assert!(!run.measured.is_empty());
+                assert!(run.min_time_ns <= blksim_calibrate::fiojson::MAX_MIN_TIME_NS);
+                ok += 1;
+            }
+            Ok(Err(e)) => {
+                assert!(
+                    e.contains("m.json"),
+                    "case {case}: error without the file: {e}"
+                );
+                err += 1;
+            }
+            Err(_) => panic!("case {case} panicked; input:\n{text}"),
+        }
+    }
+    // Both outcomes must be explored for the test to mean anything.
+    assert!(ok > 100 && err > 100, "ok {ok}, err {err}");
+}
