@@ -224,18 +224,8 @@ pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> 
         });
     }
     let mut residuals = Vec::new();
-    for i in &all {
-        let b = problem.simulate(&base_values, *i)?;
-        let s = problem.simulate(&values, *i)?;
-        for (f, m) in problem.runs[*i].measured.iter().enumerate() {
-            residuals.push(Residual {
-                run: *i,
-                figure: f,
-                measured: m.value,
-                base: b[f],
-                sim: s[f],
-            });
-        }
+    for &i in &all {
+        residuals.extend(residual_rows(&problem, i, &base_values, &values)?);
     }
     let mut loo = Vec::new();
     if opts.loo && all.len() >= 2 {
@@ -248,19 +238,8 @@ pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> 
                 Ok(problem.values(&ui))
             })
             .collect();
-        for (i, f) in all.iter().zip(fits) {
-            let vi = f?;
-            let b = problem.simulate(&base_values, *i)?;
-            let s = problem.simulate(&vi, *i)?;
-            for (f, m) in problem.runs[*i].measured.iter().enumerate() {
-                loo.push(Residual {
-                    run: *i,
-                    figure: f,
-                    measured: m.value,
-                    base: b[f],
-                    sim: s[f],
-                });
-            }
+        for (&i, f) in all.iter().zip(fits) {
+            loo.extend(residual_rows(&problem, i, &base_values, &f?)?);
         }
     }
     Ok(Calibration {
@@ -275,6 +254,29 @@ pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> 
         residuals,
         loo,
     })
+}
+
+/// Run `i`'s figures: measured, simulated at the base values and at `values`.
+fn residual_rows(
+    p: &Problem,
+    i: usize,
+    base: &[u64],
+    values: &[u64],
+) -> Result<Vec<Residual>, String> {
+    let b = p.simulate(base, i)?;
+    let s = p.simulate(values, i)?;
+    Ok(p.runs[i]
+        .measured
+        .iter()
+        .enumerate()
+        .map(|(f, m)| Residual {
+            run: i,
+            figure: f,
+            measured: m.value,
+            base: b[f],
+            sim: s[f],
+        })
+        .collect())
 }
 
 fn pct(x: f64) -> String {

@@ -7,13 +7,11 @@
 use blksim_calibrate::fiojson::parse_run;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// The simulator's own seed mixer as the generator.
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        blksim_core::rng::splitmix64(&mut self.0)
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize

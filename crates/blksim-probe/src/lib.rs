@@ -32,7 +32,7 @@ sim:PROFILE probes a bundled or TOML profile's simulated device the same way.
 Every measurement is saved as a fio JSON result in --results (default probe-<name>/), then
 `blksim calibrate` fits BASE (--device, default the bundled default device) on them and writes
 the profile (--out, or printed) with the residual table; geometry found is set in the profile
-when BASE is an eMMC profile.
+when BASE is an eMMC profile. For sim:PROFILE, BASE defaults to PROFILE.
 
   --size=N     bytes of the device or file to use (default: all; size suffixes as fio)
   --time=S     wall-time budget of the measurements (default 60; the calibration adds its own)

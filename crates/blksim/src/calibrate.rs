@@ -13,36 +13,13 @@ pub fn main(args: &[String]) -> Result<String, String> {
     let mut inputs = Vec::new();
     let mut device_given = false;
     for a in args {
-        let (k, v) = match a.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
-            None => (a.as_str(), None),
-        };
-        let val = || v.ok_or_else(|| format!("{k} needs a value ({k}=...)"));
+        let (k, v) = split_flag(a);
+        if fit_option(a, &mut o)? {
+            device_given |= k == "--device";
+            continue;
+        }
         match k {
-            "--device" => {
-                o.device = val()?.to_string();
-                device_given = true;
-            }
-            "--set" => o.sets.push(val()?.to_string()),
-            "--fit" => o.fit.extend(split_fit(val()?)),
-            "--out" => out = Some(PathBuf::from(val()?)),
-            "--seed" => {
-                o.seed = crate::parse_u64(val()?)
-                    .ok_or_else(|| format!("{a}: expected a whole number"))?
-            }
-            "--runtime" => {
-                o.runtime_ns = blksim_core::value::parse_time_ns(val()?, 1_000_000_000)
-                    .map_err(|e| format!("{a}: {e}"))?;
-                if o.runtime_ns > 3600 * 1_000_000_000 {
-                    return Err(format!("{a}: at most one hour of simulated time per job"));
-                }
-            }
-            "--max-iters" => {
-                o.max_iters = crate::parse_u64(val()?)
-                    .filter(|n| (1..=10_000).contains(n))
-                    .ok_or_else(|| format!("{a}: expected a count from 1 to 10000"))?
-            }
-            "--no-loo" => o.loo = false,
+            "--out" => out = Some(PathBuf::from(need(k, v)?)),
             k if k.starts_with('-') => {
                 return Err(format!(
                     "calibrate: unknown option '{a}' (see blksim calibrate --help)"
@@ -71,6 +48,48 @@ pub fn main(args: &[String]) -> Result<String, String> {
         }
     }
     Ok(text)
+}
+
+/// `--key=value` as (`--key`, `Some(value)`), a bare flag as (`--flag`, `None`).
+pub(crate) fn split_flag(a: &str) -> (&str, Option<&str>) {
+    match a.split_once('=') {
+        Some((k, v)) => (k, Some(v)),
+        None => (a, None),
+    }
+}
+
+/// The value of an option that needs one.
+pub(crate) fn need<'a>(k: &str, v: Option<&'a str>) -> Result<&'a str, String> {
+    v.ok_or_else(|| format!("{k} needs a value ({k}=...)"))
+}
+
+/// The options of a fit, shared by `calibrate` and `probe`: whether `a` was one of them.
+pub(crate) fn fit_option(a: &str, o: &mut Options) -> Result<bool, String> {
+    let (k, v) = split_flag(a);
+    match k {
+        "--device" => o.device = need(k, v)?.to_string(),
+        "--set" => o.sets.push(need(k, v)?.to_string()),
+        "--fit" => o.fit.extend(split_fit(need(k, v)?)),
+        "--seed" => {
+            o.seed = crate::parse_u64(need(k, v)?)
+                .ok_or_else(|| format!("{a}: expected a whole number"))?
+        }
+        "--runtime" => {
+            o.runtime_ns = blksim_core::value::parse_time_ns(need(k, v)?, 1_000_000_000)
+                .map_err(|e| format!("{a}: {e}"))?;
+            if o.runtime_ns > 3600 * 1_000_000_000 {
+                return Err(format!("{a}: at most one hour of simulated time per job"));
+            }
+        }
+        "--max-iters" => {
+            o.max_iters = crate::parse_u64(need(k, v)?)
+                .filter(|n| (1..=10_000).contains(n))
+                .ok_or_else(|| format!("{a}: expected a count from 1 to 10000"))?
+        }
+        "--no-loo" => o.loo = false,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// `--fit=a,b=1..2,c`: keys separated by commas (a range has no comma in it).

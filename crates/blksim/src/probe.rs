@@ -16,11 +16,11 @@ pub fn main(args: &[String]) -> Result<String, String> {
     let (mut size, mut results, mut out) = (None, None, None);
     let (mut destroy_ok, mut calibrate, mut target) = (false, true, None);
     for a in args {
-        let (k, v) = match a.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
-            None => (a.as_str(), None),
-        };
-        let val = || v.ok_or_else(|| format!("{k} needs a value ({k}=...)"));
+        if crate::calibrate::fit_option(a, &mut cal)? {
+            continue;
+        }
+        let (k, v) = crate::calibrate::split_flag(a);
+        let val = || crate::calibrate::need(k, v);
         match k {
             "--size" => {
                 size = Some(
@@ -39,30 +39,7 @@ pub fn main(args: &[String]) -> Result<String, String> {
             "--i-know-this-destroys-data" => destroy_ok = true,
             "--results" => results = Some(PathBuf::from(val()?)),
             "--out" => out = Some(PathBuf::from(val()?)),
-            "--device" => cal.device = val()?.to_string(),
-            "--set" => cal.sets.push(val()?.to_string()),
-            "--fit" => cal.fit.extend(
-                val()?
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty()),
-            ),
-            "--seed" => {
-                o.seed = crate::parse_u64(val()?)
-                    .ok_or_else(|| format!("{a}: expected a whole number"))?;
-                cal.seed = o.seed;
-            }
             "--no-calibrate" => calibrate = false,
-            "--no-loo" => cal.loo = false,
-            "--runtime" => {
-                cal.runtime_ns = blksim_core::value::parse_time_ns(val()?, 1_000_000_000)
-                    .map_err(|e| format!("{a}: {e}"))?
-            }
-            "--max-iters" => {
-                cal.max_iters = crate::parse_u64(val()?)
-                    .filter(|n| (1..=10_000).contains(n))
-                    .ok_or_else(|| format!("{a}: expected a count from 1 to 10000"))?
-            }
             k if k.starts_with('-') => {
                 return Err(format!(
                     "probe: unknown option '{a}' (see blksim probe --help)"
@@ -72,11 +49,17 @@ pub fn main(args: &[String]) -> Result<String, String> {
             _ => return Err(format!("probe: one target only ('{a}')")),
         }
     }
+    // One seed for the probe's offsets and the calibration's simulations.
+    o.seed = cal.seed;
     let target = target.ok_or("probe: give a block device, a file, or sim:PROFILE")?;
     let simulated = target.starts_with("sim:");
     let mut t: Box<dyn blksim_probe::target::Target> = match target.strip_prefix("sim:") {
         Some(dev) => {
             o.ops_per_point = SIM_OPS_PER_POINT;
+            // Calibrating a simulated device starts from its own profile unless told.
+            if !args.iter().any(|a| a.starts_with("--device=")) {
+                cal.device = dev.to_string();
+            }
             Box::new(blksim_probe::sim::SimTarget::new(dev, &[], size, o.seed)?)
         }
         None => {

@@ -193,24 +193,27 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[];
 /// shares are compared on 20000 I/Os in `rwmix_shares_match_fio`).
 const MIXED: &[&str] = &["rw", "readwrite", "randrw", "mix-by-writes"];
 
+/// Corpus files whose jobs run on fio's null engine and have no random counts.
+const NULL_ENGINE_FILES: &[&str] = &[
+    "null-randread.fio",
+    "numjobs-group.fio",
+    "syntax-global-scoping.fio",
+    "syntax-include.fio",
+    "syntax-env.fio",
+    "syntax-comments.fio",
+    "syntax-sizes-kb-base.fio",
+    "random-distributions.fio",
+    "rw-modes.fio",
+    "null-syncs.fio",
+    "null-verify.fio",
+];
+
 /// On the null engine the jobs, names, groups, echoed options and per-direction counts of I/Os
 /// and bytes are facts of the job file: blksim's must be fio's.
 #[test]
 fn null_engine_jobs_and_counts_match_fio() {
     let mut compared = 0;
-    for rel in [
-        "null-randread.fio",
-        "numjobs-group.fio",
-        "syntax-global-scoping.fio",
-        "syntax-include.fio",
-        "syntax-env.fio",
-        "syntax-comments.fio",
-        "syntax-sizes-kb-base.fio",
-        "random-distributions.fio",
-        "rw-modes.fio",
-        "null-syncs.fio",
-        "null-verify.fio",
-    ] {
+    for rel in NULL_ENGINE_FILES {
         let ours = blksim_json(rel, "json");
         let theirs = fio_json(rel, "json");
         assert_eq!(
@@ -427,22 +430,11 @@ const BARE_FLAG_JOBS: &[(&str, &str)] = &[("no-random-map", "norandommap")];
 #[test]
 fn fio_json_options_rebuild_the_jobs_fio_ran() {
     let mut compared = 0;
-    for rel in [
-        "null-randread.fio",
-        "numjobs-group.fio",
-        "syntax-global-scoping.fio",
-        "syntax-include.fio",
-        "syntax-env.fio",
-        "syntax-comments.fio",
-        "syntax-sizes-kb-base.fio",
-        "random-distributions.fio",
-        "rw-modes.fio",
-        "null-syncs.fio",
-        "null-verify.fio",
-        "null-mix-counts.fio",
-        "bssplit.fio",
-    ] {
-        let scoped = rel == "syntax-global-scoping.fio";
+    for rel in NULL_ENGINE_FILES
+        .iter()
+        .chain(&["null-mix-counts.fio", "bssplit.fio"])
+    {
+        let scoped = *rel == "syntax-global-scoping.fio";
         let d = tmpdir("fio-calibrate");
         let o = fio()
             .current_dir(&d)
