@@ -3,8 +3,9 @@
 # it, installs what the tests need (the real blkparse/btt from Debian's `blktrace` package,
 # which the trace tests run, Debian's `fio` 3.33 with fio_jsonplus_clat2csv, which the live
 # comparisons run, and Debian's python3 with numpy and pandas, which fio's
-# fiologparser_hist.py needs to read blksim's histogram logs), then runs every test of the
-# workspace. CI runs this through .ci/run.
+# fiologparser_hist.py needs to read blksim's histogram logs; pyarrow and matplotlib in a
+# virtualenv for the sweep tests), then runs every test of the workspace. CI runs this
+# through .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +42,9 @@ fi
 if ! /usr/bin/python3 -c 'import numpy, pandas' >/dev/null 2>&1; then
   missing+=(python3-numpy python3-pandas)
 fi
+if ! /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  missing+=(python3-venv)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${missing[*]} (blktrace: blkparse and btt for the trace tests; fio: the live comparisons with fio; numpy, pandas: fio's fiologparser_hist.py)" >&2
   SUDO=""
@@ -48,5 +52,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# Python packages for the sweep tests, in a virtualenv of Debian's python3 under target/:
+# pyarrow reads the Parquet files `blksim sweep` writes (an independent reader), matplotlib
+# draws examples/plot_sweep.py.
+PYENV=target/pyenv
+if ! "$PYENV/bin/python" -c 'import pyarrow, matplotlib' >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing pyarrow and matplotlib in $PYENV (the sweep tests)" >&2
+  rm -rf "$PYENV"
+  /usr/bin/python3 -m venv "$PYENV"
+  "$PYENV/bin/pip" install -q --disable-pip-version-check pyarrow==26.0.1 matplotlib==3.11.2
+fi
+export BLKSIM_PYTHON="$PWD/$PYENV/bin/python"
 
 cargo test --workspace --locked "$@"

@@ -11,6 +11,7 @@ mod explain;
 mod fuzz;
 mod probe;
 mod replay;
+mod sweep;
 
 use blksim_report::FIO_VERSION;
 use blksim_sim::profile::{Profile, BUNDLED, DEFAULT_DEVICE};
@@ -27,6 +28,7 @@ usage: blksim run [JOBFILE...] [FIO OPTIONS...] [BLKSIM OPTIONS...]
        blksim compare A.json B.json [C.json ...]
        blksim calibrate RESULTS... --device=BASE [--fit=KEY,...] [--out=PROFILE.toml]
        blksim probe PATH|sim:PROFILE [--size=N] [--time=S] [--write] [--out=PROFILE.toml]
+       blksim sweep SWEEP.toml [--out=FILE.parquet] [--csv=FILE] [--shard=K/N]
        blksim replay TRACE [fio and blksim options]
        blksim fuzz [--seconds=N] [--seed=N] [--cases=N] [...]
        blksim --cmdhelp[=OPTION]
@@ -105,6 +107,10 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             eprint!("{text}");
             run(&replay::run_args(trace, &args[2..], end))
         }
+        "sweep" => {
+            let text = sweep::main(&args[1..])?;
+            write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)
+        }
         "probe" => {
             let text = probe::main(&args[1..])?;
             write_stdout(text.as_bytes()).map(|()| ExitCode::SUCCESS)
@@ -132,7 +138,7 @@ fn real_main(args: &[String]) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         other => Err(format!(
-            "unknown command '{other}' (expected run, devices, params, bench, compare, calibrate, probe, replay, fuzz; see --help)"
+            "unknown command '{other}' (expected run, devices, params, bench, compare, calibrate, probe, sweep, replay, fuzz; see --help)"
         )),
     }
 }

@@ -1,0 +1,107 @@
+//! `blksim sweep SWEEP.toml`: the command line of blksim-sweep.
+
+use blksim_sweep::{Options, USAGE};
+use std::path::PathBuf;
+
+pub fn main(args: &[String]) -> Result<String, String> {
+    if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
+        return Ok(USAGE.to_string());
+    }
+    let (mut file, mut out, mut csv, mut shard, mut threads) = (None, None, None, None, None);
+    for a in args {
+        let (k, v) = crate::calibrate::split_flag(a);
+        let val = || crate::calibrate::need(k, v);
+        match k {
+            "--out" => out = Some(PathBuf::from(val()?)),
+            "--csv" => csv = Some(PathBuf::from(val()?)),
+            "--shard" => {
+                let t = val()?;
+                let parsed = t
+                    .split_once('/')
+                    .and_then(|(k, n)| {
+                        Some((k.trim().parse::<u64>().ok()?, n.trim().parse::<u64>().ok()?))
+                    })
+                    .filter(|&(k, n)| (1..=1_000_000).contains(&n) && k < n);
+                shard = Some(parsed.ok_or_else(|| {
+                    format!("{a}: expected K/N with 0 <= K < N (e.g. --shard=0/4, or $SLURM_ARRAY_TASK_ID/N)")
+                })?);
+            }
+            "--threads" => {
+                threads = Some(
+                    crate::parse_u64(val()?)
+                        .filter(|n| (1..=1024).contains(n))
+                        .ok_or_else(|| format!("{a}: expected a count from 1 to 1024"))?
+                        as usize,
+                )
+            }
+            k if k.starts_with('-') => {
+                return Err(format!(
+                    "sweep: unknown option '{a}' (see blksim sweep --help)"
+                ))
+            }
+            _ if file.is_none() => file = Some(PathBuf::from(a)),
+            _ => return Err(format!("sweep: one sweep file only ('{a}')")),
+        }
+    }
+    let file = file.ok_or("sweep: give a sweep file (blksim sweep SWEEP.toml)")?;
+    let spec = blksim_sweep::spec::load(&file)?;
+    let o = Options {
+        out: out.unwrap_or_else(|| blksim_sweep::default_out(&file, shard)),
+        csv,
+        shard,
+        threads,
+    };
+    let bar = progress();
+    let t0 = std::time::Instant::now();
+    let s = blksim_sweep::sweep(&spec, &o, &|done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    })?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let mut text = format!(
+        "sweep: {} points ({} run now, {} from the journal), {} rows -> {}\n",
+        s.points,
+        s.ran,
+        s.skipped,
+        s.rows,
+        o.out.display()
+    );
+    if s.ran > 0 {
+        text.push_str(&format!(
+            "  {:.1} s, {:.0} points per minute on {} threads\n",
+            secs,
+            s.ran as f64 * 60.0 / secs.max(1e-9),
+            threads.unwrap_or_else(rayon_threads)
+        ));
+    }
+    if let Some(c) = &o.csv {
+        text.push_str(&format!("  CSV: {}\n", c.display()));
+    }
+    Ok(text)
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+fn progress() -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(1);
+    b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    if let Ok(st) =
+        indicatif::ProgressStyle::with_template("sweep {bar:30} {pos}/{len} points, eta {eta}")
+    {
+        b.set_style(st);
+    }
+    Some(b)
+}
