@@ -443,7 +443,7 @@ impl Sim {
             max_events: u64::MAX,
             progress: None,
             explain: None,
-            debug_events: std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some(),
+            debug_events: false,
             jitter_rng: RngStreams::new(seed).stream("platform.jitter"),
             power_cut: None,
             io_errors: 0,
@@ -473,6 +473,11 @@ impl Sim {
     }
 
     /// Stop after this many events (a guard for runaway configurations in tests).
+    /// Print every event on stderr as it is handled (`BLKSIM_DEBUG_EVENTS` in the binary).
+    pub fn set_debug_events(&mut self, on: bool) {
+        self.debug_events = on;
+    }
+
     pub fn set_max_events(&mut self, n: u64) {
         self.max_events = n;
     }

@@ -53,6 +53,9 @@ pub struct RunOptions {
     pub progress: Option<ProgressHook>,
     /// `--explain=N`: keep the paths of the N slowest I/Os (0 = off).
     pub explain: usize,
+    /// Print every event on stderr (a debugging aid; the binary sets it from
+    /// `BLKSIM_DEBUG_EVENTS`, the library never reads the environment).
+    pub debug_events: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -75,6 +78,7 @@ impl Default for RunOptions {
             debug_drop_completion: 0,
             progress: None,
             explain: 0,
+            debug_events: false,
         }
     }
 }
@@ -411,6 +415,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     sim.set_debug_drop_completion(opts.debug_drop_completion);
     sim.set_progress(opts.progress.clone());
     sim.set_explain(opts.explain);
+    sim.set_debug_events(opts.debug_events);
     sim.run()
 }
 

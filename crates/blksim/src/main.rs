@@ -7,12 +7,12 @@
 mod bench;
 mod calibrate;
 mod compare;
-mod explain;
 mod fuzz;
 mod probe;
 mod replay;
 mod sweep;
 
+use blksim::explain;
 use blksim_report::FIO_VERSION;
 use blksim_sim::profile::{Profile, BUNDLED, DEFAULT_DEVICE};
 use blksim_sim::setup::{self, RunOptions, WallClock};
@@ -483,6 +483,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     let mut opts = cli.opts.clone();
     opts.progress = progress_bar();
+    opts.debug_events = std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some();
     let out = setup::run(&jobs, &profile, &opts)?;
     for t in &out.tasks {
         if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {
@@ -663,55 +664,15 @@ fn add_seed_runs(
 /// Wall-clock stamps for the report header (the only fields that may differ between runs).
 /// `BLKSIM_FAKE_TIME=<unix seconds>` pins them, for byte-identical comparisons.
 fn wall_clock() -> WallClock {
-    let secs_ms = match std::env::var("BLKSIM_FAKE_TIME")
+    let ms = match std::env::var("BLKSIM_FAKE_TIME")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
-        Some(s) => s * 1000,
+        Some(s) => s.saturating_mul(1000),
         None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0),
     };
-    let secs = secs_ms / 1000;
-    WallClock {
-        timestamp: secs,
-        timestamp_ms: secs_ms,
-        ctime: ctime_utc(secs),
-    }
-}
-
-/// `ctime()` text (without newline) for a UNIX time, in UTC: "Sun Nov 22 01:25:35 2026".
-fn ctime_utc(t: u64) -> String {
-    let days = t / 86400;
-    let rem = t % 86400;
-    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
-    let wday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if mo <= 2 { y + 1 } else { y };
-    let mon = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ][(mo - 1) as usize];
-    format!("{wday} {mon} {d:2} {h:02}:{m:02}:{s:02} {y}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ctime_matches_libc_format() {
-        // 1795310737 = Sun Nov 22 01:25:37 2026 UTC (from the fio samples' timestamp).
-        assert_eq!(ctime_utc(1_795_310_737), "Sun Nov 22 01:25:37 2026");
-        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
-    }
+    blksim::api::wall_clock_ms(ms)
 }

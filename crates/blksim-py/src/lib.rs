@@ -1,0 +1,152 @@
+//! The native half of the `blksim` Python package: thin calls into `blksim::api` and
+//! `blksim_sweep`, with the interpreter lock released while simulating, so Python threads
+//! run simulations in parallel. `python/blksim/__init__.py` wraps these in the public
+//! functions and turns errors into typed exceptions.
+
+use blksim::api::{self, Error, Job, Request};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+pyo3::create_exception!(_blksim, NativeError, PyException);
+
+/// An error as `(kind, message, file, line, option, key)` for the Python side to raise as
+/// `JobError`, `DeviceError`, `SetError` or `RunError`.
+fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    let args = match e {
+        Error::Job {
+            file, line, option, ..
+        } => ("job", msg, Some(file), Some(line), option, None),
+        Error::Device { device, .. } => ("device", msg, None, None, None, Some(device)),
+        Error::Set { key, .. } => ("set", msg, None, None, None, Some(key)),
+        Error::Run { .. } => ("run", msg, None, None, None, None),
+    };
+    NativeError::new_err(args)
+}
+
+/// `job`: job-file text when it holds a newline or starts with `[`, else a path.
+fn job_of(job: &str) -> Job {
+    if job.contains('\n') || job.trim_start().starts_with('[') {
+        Job::Text {
+            text: job.to_string(),
+            name: "<job>".to_string(),
+        }
+    } else {
+        Job::Files(vec![PathBuf::from(job)])
+    }
+}
+
+/// Run fio jobs on a simulated device; returns fio's JSON output (`json+` with `plus`).
+#[pyfunction]
+#[pyo3(signature = (job, device=None, sets=Vec::new(), seed=None, options=Vec::new(), plus=false, max_events=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_json(
+    py: Python<'_>,
+    job: &str,
+    device: Option<String>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    options: Vec<String>,
+    plus: bool,
+    max_events: Option<u64>,
+) -> PyResult<String> {
+    let mut req = Request {
+        job: job_of(job),
+        sets,
+        options,
+        max_events,
+        ..Default::default()
+    };
+    if let Some(d) = device {
+        req.device = d;
+    }
+    if let Some(s) = seed {
+        req.seed = s;
+    }
+    let r = py.detach(|| api::run(&req).map(|r| api::json(&r, plus)));
+    r.map_err(to_py)
+}
+
+/// The bundled device profiles: [(name, description)].
+#[pyfunction]
+fn devices() -> Vec<(String, String)> {
+    api::devices()
+}
+
+/// Every model parameter: [(key, table, unit, default, min, max, doc, source)].
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn params() -> Vec<(String, String, String, String, u64, u64, String, String)> {
+    api::params()
+        .into_iter()
+        .map(|p| {
+            (
+                p.key,
+                p.table.to_string(),
+                p.unit.to_string(),
+                p.default.to_string(),
+                p.min,
+                p.max,
+                p.doc.to_string(),
+                p.source.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Run a sweep file; returns (points, ran, skipped, rows, parquet path).
+#[pyfunction]
+#[pyo3(signature = (path, out=None, csv=None, shard=None, threads=None))]
+fn sweep(
+    py: Python<'_>,
+    path: PathBuf,
+    out: Option<PathBuf>,
+    csv: Option<PathBuf>,
+    shard: Option<(u64, u64)>,
+    threads: Option<usize>,
+) -> PyResult<(u64, u64, u64, u64, String)> {
+    let run = || -> Result<_, String> {
+        if let Some((k, n)) = shard {
+            if n == 0 || k >= n {
+                return Err(format!("shard=({k}, {n}): expected 0 <= K < N"));
+            }
+        }
+        let spec = blksim_sweep::spec::load(&path)?;
+        let o = blksim_sweep::Options {
+            out: out.unwrap_or_else(|| blksim_sweep::default_out(&path, shard)),
+            csv,
+            shard,
+            threads,
+        };
+        let s = blksim_sweep::sweep(&spec, &o, &|_, _| {})?;
+        Ok((
+            s.points,
+            s.ran,
+            s.skipped,
+            s.rows,
+            o.out.display().to_string(),
+        ))
+    };
+    py.detach(run).map_err(|m| {
+        NativeError::new_err((
+            "run",
+            m,
+            None::<String>,
+            None::<usize>,
+            None::<String>,
+            None::<String>,
+        ))
+    })
+}
+
+#[pymodule]
+fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(params, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add("NativeError", m.py().get_type::<NativeError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
