@@ -55,14 +55,16 @@ fi
 
 # Python for the sweep and Python-package tests, in a virtualenv of Debian's python3 under
 # target/: pyarrow reads the Parquet files `blksim sweep` writes (an independent reader),
-# matplotlib draws examples/plot_sweep.py, pandas takes blksim.to_frame. The blksim package
-# itself is built from this checkout (maturin) on every run, so it is never stale.
+# matplotlib draws examples/plot_sweep.py, pandas takes blksim.to_frame, Ray runs the sweep
+# on a local cluster the test starts. The blksim package itself is built from this checkout
+# (maturin) on every run, so it is never stale.
 PYENV=target/pyenv
-if ! "$PYENV/bin/python" -c 'import pyarrow, matplotlib, pandas' >/dev/null 2>&1; then
-  echo "scripts/test.sh: installing pyarrow, matplotlib and pandas in $PYENV" >&2
+if ! "$PYENV/bin/python" -c 'import pyarrow, matplotlib, pandas, ray' >/dev/null 2>&1; then
+  echo "scripts/test.sh: installing pyarrow, matplotlib, pandas and ray in $PYENV" >&2
   rm -rf "$PYENV"
   /usr/bin/python3 -m venv "$PYENV"
-  "$PYENV/bin/pip" install -q --disable-pip-version-check pyarrow==26.0.1 matplotlib==3.11.2 pandas==3.1.1
+  "$PYENV/bin/pip" install -q --disable-pip-version-check pyarrow==26.0.1 matplotlib==3.11.2 \
+    pandas==3.1.1 ray==2.60.0
 fi
 echo "scripts/test.sh: building the blksim Python package into $PYENV" >&2
 "$PYENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/blksim-py

@@ -107,18 +107,9 @@ fn sweep(
     threads: Option<usize>,
 ) -> PyResult<(u64, u64, u64, u64, String)> {
     let run = || -> Result<_, String> {
-        if let Some((k, n)) = shard {
-            if n == 0 || k >= n {
-                return Err(format!("shard=({k}, {n}): expected 0 <= K < N"));
-            }
-        }
         let spec = blksim_sweep::spec::load(&path)?;
-        let o = blksim_sweep::Options {
-            out: out.unwrap_or_else(|| blksim_sweep::default_out(&path, shard)),
-            csv,
-            shard,
-            threads,
-        };
+        let mut o = sweep_options(&path, out, csv, shard)?;
+        o.threads = threads;
         let s = blksim_sweep::sweep(&spec, &o, &|_, _| {})?;
         Ok((
             s.points,
@@ -128,16 +119,104 @@ fn sweep(
             o.out.display().to_string(),
         ))
     };
-    py.detach(run).map_err(|m| {
-        NativeError::new_err((
-            "run",
-            m,
-            None::<String>,
-            None::<usize>,
-            None::<String>,
-            None::<String>,
-        ))
+    py.detach(run).map_err(run_err)
+}
+
+fn run_err(m: String) -> PyErr {
+    NativeError::new_err((
+        "run",
+        m,
+        None::<String>,
+        None::<usize>,
+        None::<String>,
+        None::<String>,
+    ))
+}
+
+fn sweep_options(
+    path: &std::path::Path,
+    out: Option<PathBuf>,
+    csv: Option<PathBuf>,
+    shard: Option<(u64, u64)>,
+) -> Result<blksim_sweep::Options, String> {
+    if let Some((k, n)) = shard {
+        if n == 0 || k >= n {
+            return Err(format!("shard=({k}, {n}): expected 0 <= K < N"));
+        }
+    }
+    Ok(blksim_sweep::Options {
+        out: out.unwrap_or_else(|| blksim_sweep::default_out(path, shard)),
+        csv,
+        shard,
+        threads: None,
     })
+}
+
+/// A sweep file as one self-contained text (remote workers parse it).
+#[pyfunction]
+fn sweep_bundle(path: PathBuf) -> PyResult<String> {
+    let spec = blksim_sweep::spec::load(&path).map_err(run_err)?;
+    Ok(blksim_sweep::spec::bundle(&spec))
+}
+
+/// The points a sweep still has to run: (journal, pending point indices, total, done).
+#[pyfunction]
+#[pyo3(signature = (path, out=None, shard=None))]
+fn sweep_plan(
+    path: PathBuf,
+    out: Option<PathBuf>,
+    shard: Option<(u64, u64)>,
+) -> PyResult<(String, Vec<u64>, u64, u64)> {
+    let go = || -> Result<_, String> {
+        let spec = blksim_sweep::spec::load(&path)?;
+        let o = sweep_options(&path, out, None, shard)?;
+        let plan = blksim_sweep::plan(&spec, &o)?;
+        let pending: Vec<u64> = plan.pending().map(|p| p.index).collect();
+        Ok((
+            plan.journal.display().to_string(),
+            pending,
+            plan.points.len() as u64,
+            plan.done.len() as u64,
+        ))
+    };
+    go().map_err(run_err)
+}
+
+/// Run point `index` of a bundled sweep; returns its journal lines.
+#[pyfunction]
+fn sweep_point(py: Python<'_>, bundle: String, index: u64) -> PyResult<String> {
+    py.detach(|| -> Result<String, String> {
+        let spec = blksim_sweep::spec::parse(&bundle, "<sweep bundle>", std::path::Path::new("."))?;
+        let p = blksim_sweep::grid::point(&spec, index)
+            .ok_or_else(|| format!("the sweep has no point {index}"))?;
+        blksim_sweep::point_lines(&spec, &p)
+    })
+    .map_err(run_err)
+}
+
+/// Append a point's lines to the journal.
+#[pyfunction]
+fn sweep_append(journal: PathBuf, lines: &str) -> PyResult<()> {
+    blksim_sweep::append(&journal, lines).map_err(run_err)
+}
+
+/// Write the journal's rows as the sweep's Parquet (and CSV); returns the row count.
+#[pyfunction]
+#[pyo3(signature = (path, out=None, csv=None, shard=None))]
+fn sweep_finish(
+    py: Python<'_>,
+    path: PathBuf,
+    out: Option<PathBuf>,
+    csv: Option<PathBuf>,
+    shard: Option<(u64, u64)>,
+) -> PyResult<(u64, String)> {
+    py.detach(|| -> Result<_, String> {
+        let spec = blksim_sweep::spec::load(&path)?;
+        let o = sweep_options(&path, out, csv, shard)?;
+        let rows = blksim_sweep::finish(&spec, &o)?;
+        Ok((rows, o.out.display().to_string()))
+    })
+    .map_err(run_err)
 }
 
 #[pymodule]
@@ -146,6 +225,11 @@ fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(params, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_point, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_append, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_finish, m)?)?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -59,6 +59,24 @@ pub fn points(spec: &Spec) -> Vec<Point> {
     out
 }
 
+/// Point `index` alone, without listing the others (what a remote worker runs).
+pub fn point(spec: &Spec, index: u64) -> Option<Point> {
+    let cell_pos = index / spec.repeats;
+    let cells = spec.grid_cells();
+    let cell = match spec.sample {
+        Some((count, seed)) if count < cells => {
+            *sample(cells, count, seed).get(cell_pos as usize)?
+        }
+        _ if cell_pos < cells => cell_pos,
+        _ => return None,
+    };
+    Some(Point {
+        index,
+        values: cell_values(spec, cell),
+        seed: spec.seed.wrapping_add(index % spec.repeats),
+    })
+}
+
 /// `count` distinct cells of `cells`, drawn by Floyd's algorithm (constant memory per draw)
 /// from a seeded stream, in ascending order.
 fn sample(cells: u64, count: u64, seed: u64) -> Vec<u64> {
@@ -104,6 +122,18 @@ mod tests {
         assert_eq!(p[11].key(&s), "bs=8k;numjobs=3;seed=11");
         let keys: std::collections::BTreeSet<String> = p.iter().map(|x| x.key(&s)).collect();
         assert_eq!(keys.len(), 12);
+    }
+
+    #[test]
+    fn a_point_alone_is_the_point_of_the_list() {
+        for extra in ["", "[sample]\ncount = 4\nseed = 3\n"] {
+            let s = spec(extra);
+            let all = points(&s);
+            for p in &all {
+                assert_eq!(point(&s, p.index).as_ref(), Some(p));
+            }
+            assert_eq!(point(&s, all.len() as u64), None);
+        }
     }
 
     #[test]

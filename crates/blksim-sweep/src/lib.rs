@@ -19,13 +19,16 @@ use std::sync::Mutex;
 
 pub const USAGE: &str = "\
 usage: blksim sweep SWEEP.toml [--out=FILE.parquet] [--csv=FILE] [--shard=K/N] [--threads=N]
+                   [--ray=ADDRESS|auto [--python=PATH]]
 
 Runs every point of the sweep file's grid (base job and device, axes over fio job options,
 profile keys and devices, repeats over seeds; see README) on all cores, and writes one row
 per point, job and direction to FILE.parquet (default: SWEEP.parquet in the current folder;
 SWEEP.shard-K-of-N.parquet for a shard), in point order. Finished points are kept in
 FILE.journal.csv as they end; running the sweep again skips them. --csv also writes the rows
-as CSV. --shard=K/N runs the points whose number is K modulo N (K from 0).
+as CSV. --shard=K/N runs the points whose number is K modulo N (K from 0). --ray runs the
+points as tasks on a Ray cluster through the blksim Python package (python -m
+blksim.ray_sweep, with PATH's interpreter, default python3); the output is the same.
 ";
 
 #[derive(Clone, Debug)]
@@ -62,12 +65,23 @@ pub struct Summary {
     pub rows: u64,
 }
 
-/// Run `spec`; `progress(done, total)` after each point.
-pub fn sweep(
-    spec: &spec::Spec,
-    o: &Options,
-    progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<Summary, String> {
+/// A sweep's points still to run, with the journal ready to take their rows.
+pub struct Plan {
+    pub points: Vec<grid::Point>,
+    /// Indices of the points the journal already holds.
+    pub done: std::collections::BTreeSet<u64>,
+    pub journal: PathBuf,
+}
+
+impl Plan {
+    pub fn pending(&self) -> impl Iterator<Item = &grid::Point> {
+        self.points.iter().filter(|p| !self.done.contains(&p.index))
+    }
+}
+
+/// The points of `spec` (its shard), minus those the journal of `o.out` already holds; the
+/// journal is created, or its torn last write cut.
+pub fn plan(spec: &spec::Spec, o: &Options) -> Result<Plan, String> {
     let mut points = grid::points(spec);
     if let Some((k, n)) = o.shard {
         points = grid::shard(points, k, n);
@@ -85,10 +99,6 @@ pub fn sweep(
             }
         }
     }
-    let pending: Vec<&grid::Point> = points
-        .iter()
-        .filter(|p| !done.contains_key(&p.index))
-        .collect();
     // A write torn by an interruption leaves a last line without its newline: cut it, so
     // the rows appended now start on a line of their own.
     if let Ok(bytes) = std::fs::read(&journal) {
@@ -101,24 +111,78 @@ pub fn sweep(
                 .map_err(|e| format!("{}: {e}", journal.display()))?;
         }
     }
-    let fresh = !journal.exists()
-        || std::fs::metadata(&journal)
-            .map(|m| m.len() == 0)
-            .unwrap_or(true);
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&journal)
-        .map_err(|e| format!("{}: {e}", journal.display()))?;
+    let fresh = std::fs::metadata(&journal)
+        .map(|m| m.len() == 0)
+        .unwrap_or(true);
     if fresh {
-        use std::io::Write;
-        f.write_all(out::header(spec, true).as_bytes())
+        std::fs::write(&journal, out::header(spec, true))
             .map_err(|e| format!("{}: {e}", journal.display()))?;
     }
-    let f = Mutex::new(f);
-    let total = points.len() as u64;
-    let finished = std::sync::atomic::AtomicU64::new(done.len() as u64);
-    progress(done.len() as u64, total);
+    Ok(Plan {
+        points,
+        done: done.into_keys().collect(),
+        journal,
+    })
+}
+
+/// One point's journal lines: its rows (a placeholder row when its jobs moved no data, so
+/// it still reads as done), each with the point's row count.
+pub fn point_lines(spec: &spec::Spec, p: &grid::Point) -> Result<String, String> {
+    let mut rows = run::run_point(spec, p)?;
+    if rows.is_empty() {
+        rows.push(run::Row {
+            point: p.index,
+            seed: p.seed,
+            axes: spec
+                .axes
+                .iter()
+                .zip(&p.values)
+                .map(|(a, &v)| a.values[v].clone())
+                .collect(),
+            job: String::new(),
+            ddir: "none".into(),
+            figures: [f64::NAN; 10],
+        });
+    }
+    Ok(out::csv_lines(&rows, true))
+}
+
+/// Append one point's lines to the journal (one write, so a point is whole or torn).
+pub fn append(journal: &Path, lines: &str) -> Result<(), String> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(journal)
+        .and_then(|mut f| f.write_all(lines.as_bytes()).and_then(|()| f.flush()))
+        .map_err(|e| format!("{}: {e}", journal.display()))
+}
+
+/// Write the journal's rows, in point order, as the Parquet (and CSV) outputs; returns the
+/// row count.
+pub fn finish(spec: &spec::Spec, o: &Options) -> Result<u64, String> {
+    let all = out::read_journal(&journal_path(&o.out), spec)?;
+    let rows: Vec<run::Row> = all.into_values().flat_map(|(_, r)| r).collect();
+    out::write_parquet(&o.out, spec, &rows)?;
+    if let Some(c) = &o.csv {
+        let text = out::header(spec, false) + &out::csv_lines_sorted(&rows);
+        std::fs::write(c, text).map_err(|e| format!("{}: {e}", c.display()))?;
+    }
+    Ok(rows.len() as u64)
+}
+
+/// Run `spec` on the local cores; `progress(done, total)` after each point.
+pub fn sweep(
+    spec: &spec::Spec,
+    o: &Options,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Summary, String> {
+    let plan = plan(spec, o)?;
+    let pending: Vec<&grid::Point> = plan.pending().collect();
+    let total = plan.points.len() as u64;
+    let skipped = plan.done.len() as u64;
+    let journal = Mutex::new(());
+    let finished = std::sync::atomic::AtomicU64::new(skipped);
+    progress(skipped, total);
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = o.threads {
         pool = pool.num_threads(t);
@@ -126,42 +190,20 @@ pub fn sweep(
     let pool = pool.build().map_err(|e| format!("threads: {e}"))?;
     pool.install(|| {
         pending.par_iter().try_for_each(|p| -> Result<(), String> {
-            let mut rows = run::run_point(spec, p)?;
-            if rows.is_empty() {
-                // A point whose jobs moved no data still has its row, so it reads as done.
-                rows.push(run::Row {
-                    point: p.index,
-                    seed: p.seed,
-                    axes: spec
-                        .axes
-                        .iter()
-                        .zip(&p.values)
-                        .map(|(a, &v)| a.values[v].clone())
-                        .collect(),
-                    job: String::new(),
-                    ddir: "none".into(),
-                    figures: [f64::NAN; 10],
-                });
-            }
-            let mut j = f.lock().unwrap_or_else(|e| e.into_inner());
-            out::append(&mut j, &rows).map_err(|e| format!("{}: {e}", journal.display()))?;
-            drop(j);
+            let lines = point_lines(spec, p)?;
+            let lock = journal.lock().unwrap_or_else(|e| e.into_inner());
+            append(&plan.journal, &lines)?;
+            drop(lock);
             let n = finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress(n, total);
             Ok(())
         })
     })?;
-    let all = out::read_journal(&journal, spec)?;
-    let rows: Vec<run::Row> = all.into_values().flat_map(|(_, r)| r).collect();
-    out::write_parquet(&o.out, spec, &rows)?;
-    if let Some(c) = &o.csv {
-        let text = out::header(spec, false) + &out::csv_lines_sorted(&rows);
-        std::fs::write(c, text).map_err(|e| format!("{}: {e}", c.display()))?;
-    }
+    let rows = finish(spec, o)?;
     Ok(Summary {
         points: total,
-        skipped: done.len() as u64,
+        skipped,
         ran: pending.len() as u64,
-        rows: rows.len() as u64,
+        rows,
     })
 }

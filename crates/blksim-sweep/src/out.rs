@@ -13,7 +13,6 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -167,12 +166,6 @@ pub fn key_of(spec: &Spec, r: &Row) -> String {
         .collect();
     k.push(format!("seed={}", r.seed));
     k.join(";")
-}
-
-/// Append one point's rows to the journal in one write.
-pub fn append(journal: &mut std::fs::File, rows: &[Row]) -> std::io::Result<()> {
-    journal.write_all(csv_lines(rows, true).as_bytes())?;
-    journal.flush()
 }
 
 enum Col {

@@ -342,6 +342,53 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Spec, String> {
     Ok(spec)
 }
 
+/// The sweep as one self-contained file (the job inlined as `job_text`): what remote
+/// workers parse, with no access to the files the sweep names. `parse` of it gives the same
+/// points and rows.
+pub fn bundle(spec: &Spec) -> String {
+    use toml::Value as V;
+    let strings = |v: &[String]| V::Array(v.iter().map(|s| V::String(s.clone())).collect());
+    let mut base = toml::Table::new();
+    base.insert("job_text".into(), V::String(spec.job_text.clone()));
+    base.insert("device".into(), V::String(spec.device.clone()));
+    base.insert("set".into(), strings(&spec.sets));
+    base.insert("options".into(), strings(&spec.options));
+    base.insert("seed".into(), V::Integer(spec.seed as i64));
+    base.insert("repeats".into(), V::Integer(spec.repeats as i64));
+    let mut axes = toml::Table::new();
+    let (mut job, mut set) = (toml::Table::new(), toml::Table::new());
+    for a in &spec.axes {
+        let v = strings(&a.values);
+        match a.kind {
+            AxisKind::Device => {
+                axes.insert("device".into(), v);
+            }
+            AxisKind::Job => {
+                job.insert(a.key.clone(), v);
+            }
+            AxisKind::Set => {
+                set.insert(a.key.clone(), v);
+            }
+        }
+    }
+    if !job.is_empty() {
+        axes.insert("job".into(), V::Table(job));
+    }
+    if !set.is_empty() {
+        axes.insert("set".into(), V::Table(set));
+    }
+    let mut doc = toml::Table::new();
+    doc.insert("base".into(), V::Table(base));
+    doc.insert("axes".into(), V::Table(axes));
+    if let Some((count, seed)) = spec.sample {
+        let mut t = toml::Table::new();
+        t.insert("count".into(), V::Integer(count as i64));
+        t.insert("seed".into(), V::Integer(seed as i64));
+        doc.insert("sample".into(), V::Table(t));
+    }
+    doc.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,6 +418,21 @@ bs = ["4k", "64k"]
         assert_eq!(s.axes[2].values, ["1", "2", "4", "8", "16"]);
         assert_eq!(s.grid_cells(), 2 * 2 * 5 * 2);
         assert_eq!(s.repeats, 2);
+    }
+
+    #[test]
+    fn a_bundle_parses_to_the_same_sweep() {
+        let s = p("[base]\njob_text = \"[j]\\nrw=read\\n\"\nrepeats = 3\nseed = 9\n[axes]\ndevice = [\"null_blk\"]\n[axes.job]\nbs = [\"4k\", 8192]\n[axes.set]\n\"queue.nomerges\" = [0, 2]\n[sample]\ncount = 2\nseed = 1\n").unwrap();
+        let b = parse(&bundle(&s), "b.toml", Path::new("/nonexistent")).unwrap();
+        assert_eq!(crate::grid::points(&b), crate::grid::points(&s));
+        assert_eq!(b.job_text, s.job_text);
+        let keys = |x: &Spec| {
+            x.axes
+                .iter()
+                .map(|a| (a.key.clone(), a.values.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&b), keys(&s));
     }
 
     #[test]

@@ -8,11 +8,14 @@ pub fn main(args: &[String]) -> Result<String, String> {
         return Ok(USAGE.to_string());
     }
     let (mut file, mut out, mut csv, mut shard, mut threads) = (None, None, None, None, None);
+    let (mut ray, mut python) = (None, "python3".to_string());
     for a in args {
         let (k, v) = crate::calibrate::split_flag(a);
         let val = || crate::calibrate::need(k, v);
         match k {
             "--out" => out = Some(PathBuf::from(val()?)),
+            "--ray" => ray = Some(val()?.to_string()),
+            "--python" => python = val()?.to_string(),
             "--csv" => csv = Some(PathBuf::from(val()?)),
             "--shard" => {
                 let t = val()?;
@@ -44,6 +47,9 @@ pub fn main(args: &[String]) -> Result<String, String> {
         }
     }
     let file = file.ok_or("sweep: give a sweep file (blksim sweep SWEEP.toml)")?;
+    if let Some(address) = ray {
+        return on_ray(&python, &file, &address, out, csv, shard);
+    }
     let spec = blksim_sweep::spec::load(&file)?;
     let o = Options {
         out: out.unwrap_or_else(|| blksim_sweep::default_out(&file, shard)),
@@ -83,6 +89,41 @@ pub fn main(args: &[String]) -> Result<String, String> {
         text.push_str(&format!("  CSV: {}\n", c.display()));
     }
     Ok(text)
+}
+
+/// `--ray=ADDRESS`: the sweep as Ray tasks, driven by the blksim Python package
+/// (`python -m blksim.ray_sweep`), which writes the same journal and Parquet.
+fn on_ray(
+    python: &str,
+    file: &std::path::Path,
+    address: &str,
+    out: Option<PathBuf>,
+    csv: Option<PathBuf>,
+    shard: Option<(u64, u64)>,
+) -> Result<String, String> {
+    let mut c = std::process::Command::new(python);
+    c.args(["-m", "blksim.ray_sweep"])
+        .arg(file)
+        .arg(format!("--address={address}"));
+    if let Some(o) = out {
+        c.arg(format!("--out={}", o.display()));
+    }
+    if let Some(o) = csv {
+        c.arg(format!("--csv={}", o.display()));
+    }
+    if let Some((k, n)) = shard {
+        c.arg(format!("--shard={k}/{n}"));
+    }
+    let o = c.output().map_err(|e| {
+        format!("--ray: running {python} -m blksim.ray_sweep: {e} (install the package: pip install ./crates/blksim-py ray; --python=PATH names the interpreter)")
+    })?;
+    if !o.status.success() {
+        return Err(format!(
+            "--ray: {python} -m blksim.ray_sweep failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 fn rayon_threads() -> usize {

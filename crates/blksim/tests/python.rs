@@ -179,3 +179,91 @@ fn a_sweep_from_python_writes_the_clis_rows() {
     assert_eq!(std::fs::read(&cli).unwrap(), std::fs::read(&py).unwrap());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A local Ray cluster for one test: `ray start --head` from the virtualenv, stopped when
+/// the guard drops (also when the test fails).
+struct RayCluster {
+    ray: std::path::PathBuf,
+    address: String,
+}
+
+impl RayCluster {
+    fn start() -> RayCluster {
+        let py = std::env::var("BLKSIM_PYTHON").expect("BLKSIM_PYTHON (scripts/test.sh)");
+        let ray = Path::new(&py).with_file_name("ray");
+        let port = 6390 + (std::process::id() % 50) as u16;
+        let o = Command::new(&ray)
+            .args(["start", "--head", "--num-cpus=2", "--disable-usage-stats"])
+            .args(["--include-dashboard=false", &format!("--port={port}")])
+            .output()
+            .expect("ray (scripts/test.sh installs it in the virtualenv)");
+        assert!(
+            o.status.success(),
+            "ray start: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        RayCluster {
+            ray,
+            address: format!("127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for RayCluster {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.ray).args(["stop", "--force"]).output();
+    }
+}
+
+/// The same sweep as Ray tasks on a real local cluster: the same Parquet, byte for byte, and
+/// a second run resumes from the journal with nothing left to do.
+#[test]
+fn a_sweep_on_a_ray_cluster_writes_the_local_rows() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ray-sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let sweep = d.join("s.toml");
+    std::fs::write(
+        &sweep,
+        "[base]\njob_text = \"[j]\\nrw=randread\\nsize=16m\\nruntime=5ms\\nioengine=libaio\\n\"\ndevice = \"null_blk\"\nrepeats = 2\n[axes.job]\niodepth = [1, 2, 4, 8]\n[axes.set]\ncompletion_nsec = [\"5us\", \"50us\"]\n",
+    )
+    .unwrap();
+    let blksim = |args: &[String]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .arg("sweep")
+            .arg(&sweep)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let local = d.join("local.parquet");
+    blksim(&[format!("--out={}", local.display())]);
+    let cluster = RayCluster::start();
+    let on_ray = d.join("ray.parquet");
+    let py = std::env::var("BLKSIM_PYTHON").unwrap();
+    let args = [
+        format!("--ray={}", cluster.address),
+        format!("--python={py}"),
+        format!("--out={}", on_ray.display()),
+    ];
+    let out = blksim(&args);
+    assert!(
+        out.contains("16 points (16 run now, 0 from the journal), 16 rows"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read(&local).unwrap(),
+        std::fs::read(&on_ray).unwrap()
+    );
+    let out = blksim(&args);
+    assert!(
+        out.contains("16 points (0 run now, 16 from the journal)"),
+        "{out}"
+    );
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&d);
+}

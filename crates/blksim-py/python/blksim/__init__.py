@@ -15,7 +15,7 @@ from . import _blksim
 __version__ = _blksim.__version__
 
 __all__ = [
-    "run", "devices", "params", "sweep", "to_frame",
+    "run", "devices", "params", "sweep", "sweep_ray", "rows", "to_frame",
     "BlksimError", "JobError", "DeviceError", "SetError", "RunError",
 ]
 
@@ -111,6 +111,18 @@ def sweep(path, out=None, csv=None, shard=None, threads=None):
     except _blksim.NativeError as e:
         _raise(e)
     return {"points": p, "ran": ran, "skipped": skipped, "rows": rows, "parquet": parquet}
+
+
+def sweep_ray(path, address="auto", out=None, csv=None, shard=None, max_in_flight=None,
+              retries=3):
+    """The sweep on a Ray cluster (pip install ray); the same rows as `sweep`. See
+    blksim.ray_sweep."""
+    from .ray_sweep import sweep_ray as run_on_ray
+
+    try:
+        return run_on_ray(path, address, out, csv, shard, max_in_flight, retries)
+    except _blksim.NativeError as e:
+        _raise(e)
 
 
 _DDIRS = ("read", "write", "trim")

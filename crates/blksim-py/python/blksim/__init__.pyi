@@ -36,5 +36,14 @@ def sweep(
     shard: Optional[Tuple[int, int]] = ...,
     threads: Optional[int] = ...,
 ) -> Dict[str, Any]: ...
+def sweep_ray(
+    path: Union[str, os.PathLike[str]],
+    address: str = ...,
+    out: Optional[str] = ...,
+    csv: Optional[str] = ...,
+    shard: Optional[Tuple[int, int]] = ...,
+    max_in_flight: Optional[int] = ...,
+    retries: int = ...,
+) -> Dict[str, Any]: ...
 def rows(result: Mapping[str, Any]) -> List[Dict[str, Any]]: ...
 def to_frame(result: Mapping[str, Any]) -> Any: ...
