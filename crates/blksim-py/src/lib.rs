@@ -68,6 +68,57 @@ fn run_json(
     r.map_err(to_py)
 }
 
+/// A run's files: (path, contents).
+type FileList = Vec<(String, Py<pyo3::types::PyBytes>)>;
+
+/// [`run_json`] with the run's files (fio logs, `write_iolog`, blktrace under `blktrace`) kept
+/// in memory and returned as [(path, bytes)], nothing written to disk.
+#[pyfunction]
+#[pyo3(signature = (job, device=None, sets=Vec::new(), seed=None, options=Vec::new(), plus=false, max_events=None, blktrace=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_json_files(
+    py: Python<'_>,
+    job: &str,
+    device: Option<String>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    options: Vec<String>,
+    plus: bool,
+    max_events: Option<u64>,
+    blktrace: Option<PathBuf>,
+) -> PyResult<(String, FileList)> {
+    let mem = api::Memory::new();
+    let mut req = Request {
+        job: job_of(job),
+        sets,
+        options,
+        max_events,
+        blktrace,
+        files: Some(api::Files(std::sync::Arc::new(mem.clone()))),
+        ..Default::default()
+    };
+    if let Some(d) = device {
+        req.device = d;
+    }
+    if let Some(s) = seed {
+        req.seed = s;
+    }
+    let text = py
+        .detach(|| api::run(&req).map(|r| api::json(&r, plus)))
+        .map_err(to_py)?;
+    let files = mem
+        .files()
+        .into_iter()
+        .map(|(p, b)| {
+            (
+                p.display().to_string(),
+                pyo3::types::PyBytes::new(py, &b).unbind(),
+            )
+        })
+        .collect();
+    Ok((text, files))
+}
+
 /// The bundled device profiles: [(name, description)].
 #[pyfunction]
 fn devices() -> Vec<(String, String)> {
@@ -222,6 +273,7 @@ fn sweep_finish(
 #[pymodule]
 fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json_files, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(params, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;

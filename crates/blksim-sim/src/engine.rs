@@ -245,14 +245,15 @@ impl Sim {
         platform: Platform,
         seed: u64,
         trace: Option<blksim_trace::BlktraceWriter>,
+        files: std::sync::Arc<dyn blksim_core::output::OutputFiles>,
     ) -> Result<Sim, String> {
         let capacity_bytes = driver.capacity_sectors() << 9;
         if capacity_bytes == 0 {
             return Err("device has zero capacity".into());
         }
         let mut tasks = Vec::with_capacity(clones.len());
-        let mut shared_logs = Vec::new();
-        let mut iologs_made = Vec::new();
+        let mut shared_logs = logs::RunFiles::new(files.clone());
+        let mut iologs_made = logs::RunFiles::new(files);
         for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
             let spec = &specs[*spec_idx];
             // Semantic errors name the job file line (or command-line option) they concern.

@@ -6,11 +6,13 @@ use crate::platform::Platform;
 use crate::profile::Profile;
 use blksim_block::elevator::ElvParams;
 use blksim_block::{Driver, QueueLimits, RequestQueue};
+use blksim_core::output::{Disk, OutputFiles};
 use blksim_core::{ParamDef, RngStreams};
 use blksim_job::{JobSet, JobSpec};
 use blksim_report::json::JsonValue;
 use blksim_report::report::{DiskUtil, JobHeader, JobReport, RunReport, UnitBase};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Options in the order fio prints them in the JSON's "global options" and "job options":
 /// fio sorts a section's options by priority before it applies them (`sort_options`:
@@ -56,6 +58,8 @@ pub struct RunOptions {
     /// Print every event on stderr (a debugging aid; the binary sets it from
     /// `BLKSIM_DEBUG_EVENTS`, the library never reads the environment).
     pub debug_events: bool,
+    /// Where log files, `write_iolog` and the blktrace files go (default: the file system).
+    pub files: Arc<dyn OutputFiles>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -79,6 +83,7 @@ impl Default for RunOptions {
             progress: None,
             explain: 0,
             debug_events: false,
+            files: Arc::new(Disk),
         }
     }
 }
@@ -391,10 +396,13 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     }
     let trace = match &opts.blktrace {
         Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
-            let mut w = blksim_trace::BlktraceWriter::create(dir, &devname(profile), (259, 0))
-                .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
+            let mut w = blksim_trace::BlktraceWriter::create_in(
+                opts.files.clone(),
+                dir,
+                &devname(profile),
+                (259, 0),
+            )
+            .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
             // One process name per task (job clone): the trace's pid is 1000 + task index.
             let tasks: usize = jobs.jobs.iter().map(|j| j.numjobs.max(1) as usize).sum();
             for i in 0..tasks {
@@ -406,7 +414,15 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     };
     let clones = expand_jobs(&jobs.jobs);
     let mut sim = Sim::new(
-        &jobs.jobs, &clones, queue, cpus, driver, platform, opts.seed, trace,
+        &jobs.jobs,
+        &clones,
+        queue,
+        cpus,
+        driver,
+        platform,
+        opts.seed,
+        trace,
+        opts.files.clone(),
     )?;
     sim.set_deadlines(&jobs.jobs);
     if let Some(m) = opts.max_events {

@@ -2,9 +2,11 @@
 //! writes them (blktrace.c: `"%s.blktrace.%d"`), each a stream of v7 records.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use blksim_core::output::{Disk, OutputFiles};
 
 use crate::record::{
     encode_event, mkdev, put_header, tn, TraceEvent, BLK_TN_MAX_MSG, MAX_EVENT_PDU, RECORD_LEN,
@@ -30,7 +32,7 @@ fn sanitize(devname: &str) -> String {
 }
 
 struct CpuStream {
-    out: Option<BufWriter<File>>,
+    out: Option<BufWriter<Box<dyn Write + Send>>>,
     /// Last data sequence number written (the kernel's per-cpu `bt->sequence`).
     seq: u32,
     last_time: u64,
@@ -43,6 +45,7 @@ struct CpuStream {
 /// violation is reported as `io::ErrorKind::InvalidInput`. The simulator's event loop writes
 /// in virtual-time order, which satisfies this for every CPU.
 pub struct BlktraceWriter {
+    files: Arc<dyn OutputFiles>,
     dir: PathBuf,
     devname: String,
     device: u32,
@@ -61,22 +64,20 @@ impl BlktraceWriter {
     /// `BLK_TN_TIMESTAMP` note in CPU 0's file; its wall-clock value is fixed at 0.0 so that
     /// output is deterministic.
     pub fn create(dir: &Path, devname: &str, dev: (u32, u32)) -> io::Result<Self> {
-        fs::create_dir_all(dir)?;
+        Self::create_in(Arc::new(Disk), dir, devname, dev)
+    }
+
+    /// [`Self::create`] through `files` (the file system, or memory for a library caller).
+    pub fn create_in(
+        files: Arc<dyn OutputFiles>,
+        dir: &Path,
+        devname: &str,
+        dev: (u32, u32),
+    ) -> io::Result<Self> {
         let name = sanitize(devname);
-        let prefix = format!("{name}.blktrace.");
-        for entry in fs::read_dir(dir)? {
-            let entry = entry?;
-            let fname = entry.file_name();
-            let Some(fname) = fname.to_str() else {
-                continue;
-            };
-            if let Some(rest) = fname.strip_prefix(&prefix) {
-                if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
-                    fs::remove_file(entry.path())?;
-                }
-            }
-        }
+        files.remove_numbered(dir, &format!("{name}.blktrace."))?;
         let mut w = BlktraceWriter {
+            files,
             dir: dir.to_path_buf(),
             devname: name,
             device: mkdev(dev.0, dev.1),
@@ -229,13 +230,14 @@ impl BlktraceWriter {
         Ok(&mut self.cpus[idx])
     }
 
-    fn stream(&mut self, cpu: u32) -> io::Result<&mut BufWriter<File>> {
+    fn stream(&mut self, cpu: u32) -> io::Result<&mut BufWriter<Box<dyn Write + Send>>> {
         self.stream_state(cpu)?;
         let idx = cpu as usize;
         if self.cpus[idx].out.is_none() {
             // Opened once per CPU; nothing is allocated on the per-event path.
             let path = cpu_file_path(&self.dir, &self.devname, cpu);
-            self.cpus[idx].out = Some(BufWriter::with_capacity(BUF_CAPACITY, File::create(path)?));
+            let f = self.files.create(&path)?;
+            self.cpus[idx].out = Some(BufWriter::with_capacity(BUF_CAPACITY, f));
         }
         Ok(self.cpus[idx].out.as_mut().expect("just opened"))
     }

@@ -15,12 +15,27 @@
 //! println!("{}", blksim::api::json(&report, false));
 //! ```
 
+use blksim_core::output::OutputFiles;
 use blksim_report::RunReport;
 use blksim_sim::setup::{self, RunOptions, WallClock};
 use blksim_sim::Profile;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use blksim_core::output::{Disk, Memory};
+
+/// Where a run's files go (fio's logs, `write_iolog`, blktrace): [`Disk`], [`Memory`], or any
+/// [`OutputFiles`].
+#[derive(Clone)]
+pub struct Files(pub Arc<dyn OutputFiles>);
+
+impl fmt::Debug for Files {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("Files(..)")
+    }
+}
 
 /// Events one run may take unless the caller gives another bound: no input can make a call
 /// run without end (a second of a 5 M I/O/s null_blk is about 2·10⁷ events).
@@ -62,6 +77,11 @@ pub struct Request {
     /// Wall-clock seconds stamped into the report (fio's `timestamp`, `time`); 0 = the epoch,
     /// so a library run is reproducible byte for byte.
     pub wall_clock_secs: u64,
+    /// Write blktrace files (`<dir>/<dev>.blktrace.<cpu>`) into this folder of `files`.
+    pub blktrace: Option<PathBuf>,
+    /// Where the run's files go; default the file system ([`Disk`]), as the job options name
+    /// them.
+    pub files: Option<Files>,
 }
 
 impl Default for Request {
@@ -76,6 +96,8 @@ impl Default for Request {
             max_events: None,
             explain: 0,
             wall_clock_secs: 0,
+            blktrace: None,
+            files: None,
         }
     }
 }
@@ -191,6 +213,11 @@ pub fn run(req: &Request) -> Result<RunReport, Error> {
         seed: req.seed,
         max_events: Some(req.max_events.unwrap_or(DEFAULT_MAX_EVENTS)),
         explain: req.explain,
+        blktrace: req.blktrace.clone(),
+        files: req
+            .files
+            .as_ref()
+            .map_or_else(|| Arc::new(Disk) as Arc<dyn OutputFiles>, |f| f.0.clone()),
         ..Default::default()
     };
     let out = setup::run(&jobs, &profile, &opts).map_err(|message| {
@@ -376,6 +403,41 @@ mod tests {
         let mut r = req("[a]\nrw=randread\nsize=1g\ntime_based=1\nruntime=1h\n");
         r.max_events = Some(10_000);
         assert!(matches!(run(&r).unwrap_err(), Error::Run { .. }));
+    }
+
+    /// Logs, the iolog and the blktrace files go to the sink the caller gives, and only
+    /// there: in memory, the files the job names appear in the map and not on disk.
+    #[test]
+    fn files_go_to_the_given_sink() {
+        let m = Memory::new();
+        let mut r = req(
+            "[a]\nrw=randread\nsize=4m\nnumjobs=2\nwrite_lat_log=mem-lat\nwrite_iolog=mem-iolog\n",
+        );
+        r.files = Some(Files(Arc::new(m.clone())));
+        r.blktrace = Some("mem-trace".into());
+        run(&r).unwrap();
+        let f = m.files();
+        let names: Vec<String> = f.keys().map(|p| p.display().to_string()).collect();
+        for want in [
+            "mem-lat_clat.1.log",
+            "mem-lat_clat.2.log",
+            "mem-iolog",
+            "mem-trace/nullb0.blktrace.0",
+        ] {
+            assert!(names.iter().any(|n| n == want), "{want} not in {names:?}");
+            assert!(
+                !std::path::Path::new(want).exists(),
+                "{want} was written to disk"
+            );
+        }
+        let iolog = String::from_utf8(f[std::path::Path::new("mem-iolog")].clone()).unwrap();
+        assert!(iolog.starts_with("fio version 3 iolog\n"), "{iolog}");
+        assert_eq!(
+            iolog.matches(" close").count(),
+            2,
+            "both clones' parts joined"
+        );
+        assert!(!names.iter().any(|n| n.ends_with(".part")), "{names:?}");
     }
 
     #[test]

@@ -146,6 +146,18 @@ print(p["card.t_prog_ns"]["unit"], p["completion_nsec"]["default"])
         &[],
     );
     assert_eq!(out, "['read', 'write'] True True\nTrue True\nns 10000\n");
+    // The files a run writes, kept in memory: fio's logs and blktrace's per-CPU files.
+    let out = python(
+        r#"
+import os, blksim
+r, files = blksim.run(job="[a]\nrw=randread\nsize=4m\nwrite_lat_log=py-lat\n", device="null_blk",
+                      keep_files=True, blktrace="py-trace")
+print(sorted(k for k in files if not k.endswith((".0", ".1")) or k.startswith("py-trace")))
+print(files["py-lat_clat.1.log"].count(b"\n") == r["jobs"][0]["read"]["total_ios"], os.path.exists("py-lat_clat.1.log"))
+"#,
+        &[],
+    );
+    assert_eq!(out, "['py-lat_clat.1.log', 'py-lat_lat.1.log', 'py-lat_slat.1.log', 'py-trace/nullb0.blktrace.0']\nTrue False\n");
 }
 
 #[test]

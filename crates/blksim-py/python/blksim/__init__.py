@@ -72,7 +72,8 @@ def _options(options):
     return out
 
 
-def run(job, device=None, set=None, seed=None, options=None, plus=False, max_events=None):
+def run(job, device=None, set=None, seed=None, options=None, plus=False, max_events=None,
+        keep_files=False, blktrace=None):
     """Run fio jobs on a simulated device and return fio's JSON output as a dict.
 
     job: job-file text, or the path of a job file.
@@ -82,10 +83,19 @@ def run(job, device=None, set=None, seed=None, options=None, plus=False, max_eve
     options: fio options over every job, {"runtime": "1", "time_based": None}.
     plus: json+ (latency histogram bins) instead of json.
     max_events: a bound on simulated events (default 10**10).
+    keep_files: keep the files the run writes (fio logs, write_iolog, blktrace) in memory and
+        return (result, {path: bytes}); nothing is written to disk.
+    blktrace: with keep_files, a folder name for blktrace's per-CPU files.
     """
     sets = [f"{k}={v}" for k, v in (set or {}).items()]
+    args = (str(job), device, sets, seed, _options(options), plus, max_events)
     try:
-        text = _blksim.run_json(str(job), device, sets, seed, _options(options), plus, max_events)
+        if keep_files:
+            text, files = _blksim.run_json_files(*args, blktrace)
+            return _json.loads(text), dict(files)
+        if blktrace is not None:
+            raise ValueError("blktrace= needs keep_files=True (blksim run --blktrace writes to disk)")
+        text = _blksim.run_json(*args)
     except _blksim.NativeError as e:
         _raise(e)
     return _json.loads(text)

@@ -16,13 +16,15 @@
 //! job write to one file, each clone's lines in one piece (a private part appended when it
 //! ends), where fio's buffered appends would interleave them.
 
+use blksim_core::output::OutputFiles;
 use blksim_core::Ns;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub(crate) struct IoLogWriter {
-    out: Option<BufWriter<File>>,
+    out: Option<BufWriter<Box<dyn Write + Send>>>,
+    files: Arc<dyn OutputFiles>,
     file: String,
     start: Ns,
     path: PathBuf,
@@ -39,23 +41,24 @@ impl IoLogWriter {
         file: String,
         clone: u32,
         shared: bool,
-        created: &mut Vec<PathBuf>,
+        created: &mut super::logs::RunFiles,
     ) -> std::io::Result<Self> {
         let path = PathBuf::from(path);
         let part = if shared {
-            super::logs::create_shared(&path, created)?;
+            created.create_shared(&path)?;
             Some(PathBuf::from(format!("{}.{clone}.part", path.display())))
         } else {
             None
         };
         let target = part.clone().unwrap_or_else(|| path.clone());
-        let mut out = BufWriter::new(File::create(&target)?);
+        let mut out = BufWriter::new(created.files.create(&target)?);
         // Only the first clone writes the version line (fio would write one per clone).
         if !shared || clone == 0 {
             writeln!(out, "fio version 3 iolog")?;
         }
         Ok(IoLogWriter {
             out: Some(out),
+            files: created.files.clone(),
             file,
             start: 0,
             path,
@@ -102,7 +105,7 @@ impl IoLogWriter {
         let mut r = writeln!(o, "{t} {f} close").and_then(|()| o.flush());
         drop(o);
         if let Some(p) = self.part.take() {
-            r = r.and_then(|()| super::logs::append_and_remove(&p, &self.path));
+            r = r.and_then(|()| self.files.append_and_remove(&p, &self.path));
         }
         self.keep(r);
     }

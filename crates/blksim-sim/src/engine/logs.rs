@@ -13,12 +13,13 @@
 //! order they end). A shared file is truncated when the run starts (fio would append to what
 //! an earlier run left).
 
+use blksim_core::output::OutputFiles;
 use blksim_job::JobSpec;
 use blksim_report::log::{HistLog, LogFormat, SampleLog};
 use blksim_report::stats::{JobStats, WindowSample};
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// How the task's bw / IOPS statistics are sampled, given its logs (init.c `add_job`): a bw
 /// log makes `bwavgtime` its own window unless `bwavgtime` was set, and averages over the
@@ -76,8 +77,34 @@ pub(crate) struct TaskLogs {
     iops: Option<SampleLog>,
     hist: Option<HistLog>,
     files: Vec<LogFile>,
+    out: Arc<dyn OutputFiles>,
     /// The first write error, reported when the run ends.
     pub error: Option<String>,
+}
+
+/// Where a run's log files go, and the shared files (one per log that all of a job's clones
+/// write, as fio writes them) it has already started.
+pub(crate) struct RunFiles {
+    pub files: Arc<dyn OutputFiles>,
+    created: Vec<PathBuf>,
+}
+
+impl RunFiles {
+    pub fn new(files: Arc<dyn OutputFiles>) -> RunFiles {
+        RunFiles {
+            files,
+            created: Vec::new(),
+        }
+    }
+
+    /// Start the shared file at `path` once per run.
+    pub fn create_shared(&mut self, path: &PathBuf) -> std::io::Result<()> {
+        if !self.created.contains(path) {
+            drop(self.files.create(path)?);
+            self.created.push(path.clone());
+        }
+        Ok(())
+    }
 }
 
 impl TaskLogs {
@@ -87,7 +114,7 @@ impl TaskLogs {
         spec: &JobSpec,
         thread_number: usize,
         s: &Sampling,
-        shared: &mut Vec<PathBuf>,
+        shared: &mut RunFiles,
     ) -> Result<Option<TaskLogs>, String> {
         let l = &spec.logs;
         if !l.any() {
@@ -119,11 +146,14 @@ impl TaskLogs {
                 let (target, private) = if l.per_job {
                     (path.clone(), None)
                 } else {
-                    create_shared(&path, shared).map_err(|e| located(e, &path))?;
+                    shared.create_shared(&path).map_err(|e| located(e, &path))?;
                     let p = PathBuf::from(format!("{name}.{thread_number}.part"));
                     (p.clone(), Some(p))
                 };
-                let f = File::create(&target).map_err(|e| located(e, &target))?;
+                let f = shared
+                    .files
+                    .create(&target)
+                    .map_err(|e| located(e, &target))?;
                 files.push(LogFile { path, private });
                 Ok(Box::new(BufWriter::new(f)))
             };
@@ -173,6 +203,7 @@ impl TaskLogs {
             iops,
             hist,
             files,
+            out: shared.files.clone(),
             error: None,
         }))
     }
@@ -272,27 +303,9 @@ impl TaskLogs {
         self.hist = None;
         for f in std::mem::take(&mut self.files) {
             if let Some(p) = f.private {
-                r = r.and(append_and_remove(&p, &f.path));
+                r = r.and(self.out.append_and_remove(&p, &f.path));
             }
         }
         self.keep(r);
     }
-}
-
-/// Create the shared file at `path` once per run (`created` lists those made so far).
-pub(super) fn create_shared(path: &PathBuf, created: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if !created.contains(path) {
-        File::create(path)?;
-        created.push(path.clone());
-    }
-    Ok(())
-}
-
-/// A job's private part of a shared file goes onto the end of it (fio writes one file per
-/// log that all the job's threads share).
-pub(super) fn append_and_remove(part: &PathBuf, to: &PathBuf) -> std::io::Result<()> {
-    let mut src = File::open(part)?;
-    let mut dst = std::fs::OpenOptions::new().append(true).open(to)?;
-    std::io::copy(&mut src, &mut dst)?;
-    std::fs::remove_file(part)
 }
