@@ -37,9 +37,35 @@ fn job_of(job: &str) -> Job {
     }
 }
 
-/// Run fio jobs on a simulated device; returns fio's JSON output (`json+` with `plus`).
+/// The request the Python arguments describe (None: the library's default).
+fn request(
+    job: &str,
+    device: Option<String>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    options: Vec<String>,
+    max_events: Option<u64>,
+) -> Request {
+    let d = Request::default();
+    Request {
+        job: job_of(job),
+        device: device.unwrap_or(d.device),
+        sets,
+        options,
+        seed: seed.unwrap_or(d.seed),
+        max_events,
+        ..Request::default()
+    }
+}
+
+/// A run's files: (path, contents).
+type FileList = Vec<(String, Py<pyo3::types::PyBytes>)>;
+
+/// Run fio jobs on a simulated device; returns fio's JSON output (`json+` with `plus`) and,
+/// with `keep_files`, the run's files (fio logs, `write_iolog`, blktrace under `blktrace`),
+/// kept in memory and nothing written to disk.
 #[pyfunction]
-#[pyo3(signature = (job, device=None, sets=Vec::new(), seed=None, options=Vec::new(), plus=false, max_events=None))]
+#[pyo3(signature = (job, device=None, sets=Vec::new(), seed=None, options=Vec::new(), plus=false, max_events=None, keep_files=false, blktrace=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_json(
     py: Python<'_>,
@@ -50,72 +76,29 @@ fn run_json(
     options: Vec<String>,
     plus: bool,
     max_events: Option<u64>,
-) -> PyResult<String> {
-    let mut req = Request {
-        job: job_of(job),
-        sets,
-        options,
-        max_events,
-        ..Default::default()
-    };
-    if let Some(d) = device {
-        req.device = d;
-    }
-    if let Some(s) = seed {
-        req.seed = s;
-    }
-    let r = py.detach(|| api::run(&req).map(|r| api::json(&r, plus)));
-    r.map_err(to_py)
-}
-
-/// A run's files: (path, contents).
-type FileList = Vec<(String, Py<pyo3::types::PyBytes>)>;
-
-/// [`run_json`] with the run's files (fio logs, `write_iolog`, blktrace under `blktrace`) kept
-/// in memory and returned as [(path, bytes)], nothing written to disk.
-#[pyfunction]
-#[pyo3(signature = (job, device=None, sets=Vec::new(), seed=None, options=Vec::new(), plus=false, max_events=None, blktrace=None))]
-#[allow(clippy::too_many_arguments)]
-fn run_json_files(
-    py: Python<'_>,
-    job: &str,
-    device: Option<String>,
-    sets: Vec<String>,
-    seed: Option<u64>,
-    options: Vec<String>,
-    plus: bool,
-    max_events: Option<u64>,
+    keep_files: bool,
     blktrace: Option<PathBuf>,
-) -> PyResult<(String, FileList)> {
+) -> PyResult<(String, Option<FileList>)> {
+    let mut req = request(job, device, sets, seed, options, max_events);
     let mem = api::Memory::new();
-    let mut req = Request {
-        job: job_of(job),
-        sets,
-        options,
-        max_events,
-        blktrace,
-        files: Some(api::Files(std::sync::Arc::new(mem.clone()))),
-        ..Default::default()
-    };
-    if let Some(d) = device {
-        req.device = d;
-    }
-    if let Some(s) = seed {
-        req.seed = s;
+    if keep_files {
+        req.blktrace = blktrace;
+        req.files = Some(api::Files(std::sync::Arc::new(mem.clone())));
     }
     let text = py
         .detach(|| api::run(&req).map(|r| api::json(&r, plus)))
         .map_err(to_py)?;
-    let files = mem
-        .files()
-        .into_iter()
-        .map(|(p, b)| {
-            (
-                p.display().to_string(),
-                pyo3::types::PyBytes::new(py, &b).unbind(),
-            )
-        })
-        .collect();
+    let files = keep_files.then(|| {
+        mem.files()
+            .into_iter()
+            .map(|(p, b)| {
+                (
+                    p.display().to_string(),
+                    pyo3::types::PyBytes::new(py, &b).unbind(),
+                )
+            })
+            .collect()
+    });
     Ok((text, files))
 }
 
@@ -273,7 +256,6 @@ fn sweep_finish(
 #[pymodule]
 fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
-    m.add_function(wrap_pyfunction!(run_json_files, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(params, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;

@@ -617,6 +617,20 @@ fn progress_bar() -> Option<setup::ProgressHook> {
     }))
 }
 
+/// A bar of counted steps on stderr, when it is a terminal (`probe`, `sweep`).
+pub(crate) fn steps_bar(template: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(1);
+    b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    if let Ok(st) = indicatif::ProgressStyle::with_template(template) {
+        b.set_style(st);
+    }
+    Some(b)
+}
+
 /// `--seeds=N`: the run again with seeds `seed + 1 ..= seed + N - 1` (without log files or
 /// traces, which stay the first run's), every run's figures under `blksim.seeds`.
 fn add_seed_runs(

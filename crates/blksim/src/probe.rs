@@ -77,7 +77,7 @@ pub fn main(args: &[String]) -> Result<String, String> {
             Box::new(r)
         }
     };
-    let bar = progress();
+    let bar = crate::steps_bar("probe {bar:30} {pos}/{len} {msg} {elapsed}");
     let mut tick = |done: usize, total: usize, what: &str| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
@@ -135,20 +135,4 @@ pub fn main(args: &[String]) -> Result<String, String> {
         }
     }
     Ok(text)
-}
-
-/// A bar on stderr when it is a terminal.
-fn progress() -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let b = indicatif::ProgressBar::new(1);
-    b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    if let Ok(st) =
-        indicatif::ProgressStyle::with_template("probe {bar:30} {pos}/{len} {msg} {elapsed}")
-    {
-        b.set_style(st);
-    }
-    Some(b)
 }

@@ -57,7 +57,7 @@ pub fn main(args: &[String]) -> Result<String, String> {
         shard,
         threads,
     };
-    let bar = progress();
+    let bar = crate::steps_bar("sweep {bar:30} {pos}/{len} points, eta {eta}");
     let t0 = std::time::Instant::now();
     let s = blksim_sweep::sweep(&spec, &o, &|done, total| {
         if let Some(b) = &bar {
@@ -130,19 +130,4 @@ fn rayon_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-}
-
-fn progress() -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let b = indicatif::ProgressBar::new(1);
-    b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    if let Ok(st) =
-        indicatif::ProgressStyle::with_template("sweep {bar:30} {pos}/{len} points, eta {eta}")
-    {
-        b.set_style(st);
-    }
-    Some(b)
 }

@@ -104,28 +104,32 @@ except blksim.RunError as e:
 }
 
 /// The interpreter lock is released while simulating: two threads take well under the time
-/// of two runs one after the other (on this project's 2-core machines; 0.85 leaves room for
-/// a loaded CI host).
+/// of two runs one after the other. The VM's second CPU is shared with other guests, so one
+/// measurement swings between 0.5 and 0.9 of the sequential time; the best of five pairs
+/// must be under 0.8 (a lock held while simulating gives 1.0 or more every time).
 #[test]
 fn threads_simulate_in_parallel() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = python(
         r#"
 import threading, time, blksim
-job = "[a]\nrw=randread\nsize=1g\nruntime=1\ntime_based=1\nioengine=libaio\niodepth=4\n"
+job = "[a]\nrw=randread\nsize=1g\nruntime=2\ntime_based=1\nioengine=libaio\niodepth=4\n"
 run = lambda: blksim.run(job=job, device="null_blk")
 run()
-t = time.perf_counter(); run(); run(); seq = time.perf_counter() - t
-th = [threading.Thread(target=run) for _ in range(2)]
-t = time.perf_counter(); [x.start() for x in th]; [x.join() for x in th]; par = time.perf_counter() - t
-print(f"{par / seq:.2f}")
+best = None
+for _ in range(5):
+    t = time.perf_counter(); run(); run(); seq = time.perf_counter() - t
+    th = [threading.Thread(target=run) for _ in range(2)]
+    t = time.perf_counter(); [x.start() for x in th]; [x.join() for x in th]; par = time.perf_counter() - t
+    best = par / seq if best is None else min(best, par / seq)
+print(f"{best:.2f}")
 "#,
         &[],
     );
     let ratio: f64 = out.trim().parse().unwrap();
     assert!(
-        ratio < 0.85,
-        "two threads took {ratio} of two sequential runs"
+        ratio < 0.8,
+        "two threads took {ratio} of two sequential runs (best of five)"
     );
 }
 

@@ -88,16 +88,15 @@ def run(job, device=None, set=None, seed=None, options=None, plus=False, max_eve
     blktrace: with keep_files, a folder name for blktrace's per-CPU files.
     """
     sets = [f"{k}={v}" for k, v in (set or {}).items()]
-    args = (str(job), device, sets, seed, _options(options), plus, max_events)
+    if blktrace is not None and not keep_files:
+        raise ValueError("blktrace= needs keep_files=True (blksim run --blktrace writes to disk)")
     try:
-        if keep_files:
-            text, files = _blksim.run_json_files(*args, blktrace)
-            return _json.loads(text), dict(files)
-        if blktrace is not None:
-            raise ValueError("blktrace= needs keep_files=True (blksim run --blktrace writes to disk)")
-        text = _blksim.run_json(*args)
+        text, files = _blksim.run_json(str(job), device, sets, seed, _options(options), plus,
+                                       max_events, keep_files, blktrace)
     except _blksim.NativeError as e:
         _raise(e)
+    if keep_files:
+        return _json.loads(text), dict(files)
     return _json.loads(text)
 
 
