@@ -144,7 +144,7 @@ fn sweep(
         let spec = blksim_sweep::spec::load(&path)?;
         let mut o = sweep_options(&path, out, csv, shard)?;
         o.threads = threads;
-        let s = blksim_sweep::sweep(&spec, &o, &|_, _| {})?;
+        let s = blksim_sweep::sweep(&spec, &o, &api::SweepRunner, &|_, _| {})?;
         Ok((
             s.points,
             s.ran,
@@ -223,7 +223,7 @@ fn sweep_point(py: Python<'_>, bundle: String, index: u64) -> PyResult<String> {
         let spec = blksim_sweep::spec::parse(&bundle, "<sweep bundle>", std::path::Path::new("."))?;
         let p = blksim_sweep::grid::point(&spec, index)
             .ok_or_else(|| format!("the sweep has no point {index}"))?;
-        blksim_sweep::point_lines(&spec, &p)
+        blksim_sweep::point_lines(&spec, &p, &api::SweepRunner)
     })
     .map_err(run_err)
 }

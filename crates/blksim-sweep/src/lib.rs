@@ -127,8 +127,12 @@ pub fn plan(spec: &spec::Spec, o: &Options) -> Result<Plan, String> {
 
 /// One point's journal lines: its rows (a placeholder row when its jobs moved no data, so
 /// it still reads as done), each with the point's row count.
-pub fn point_lines(spec: &spec::Spec, p: &grid::Point) -> Result<String, String> {
-    let mut rows = run::run_point(spec, p)?;
+pub fn point_lines(
+    spec: &spec::Spec,
+    p: &grid::Point,
+    runner: &dyn run::Runner,
+) -> Result<String, String> {
+    let mut rows = run::run_point(spec, p, runner)?;
     if rows.is_empty() {
         rows.push(run::Row {
             point: p.index,
@@ -170,10 +174,11 @@ pub fn finish(spec: &spec::Spec, o: &Options) -> Result<u64, String> {
     Ok(rows.len() as u64)
 }
 
-/// Run `spec` on the local cores; `progress(done, total)` after each point.
+/// Run `spec` on the local cores with `runner`; `progress(done, total)` after each point.
 pub fn sweep(
     spec: &spec::Spec,
     o: &Options,
+    runner: &dyn run::Runner,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Summary, String> {
     let plan = plan(spec, o)?;
@@ -190,7 +195,7 @@ pub fn sweep(
     let pool = pool.build().map_err(|e| format!("threads: {e}"))?;
     pool.install(|| {
         pending.par_iter().try_for_each(|p| -> Result<(), String> {
-            let lines = point_lines(spec, p)?;
+            let lines = point_lines(spec, p, runner)?;
             let lock = journal.lock().unwrap_or_else(|e| e.into_inner());
             append(&plan.journal, &lines)?;
             drop(lock);

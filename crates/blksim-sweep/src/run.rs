@@ -1,12 +1,30 @@
 //! One point of a sweep: the base job with the point's job options over it, the base
-//! device with its profile keys, simulated with the point's seed; one row per job report
-//! entry and direction that moved data, with fio's figures.
+//! device with its profile keys, simulated with the point's seed by a [`Runner`] (the
+//! library's entry point, `blksim::api`, for the binary and the Python package); one row per
+//! job report entry and direction that moved data, with fio's figures.
 
 use crate::grid::Point;
 use crate::spec::{AxisKind, Spec};
-use blksim_sim::setup::{self, RunOptions, WallClock};
-use blksim_sim::Profile;
 use serde_json::Value;
+
+/// What one point asks to simulate.
+#[derive(Clone, Debug)]
+pub struct PointRun<'a> {
+    pub job_text: &'a str,
+    /// The job file's name, for messages and `include`.
+    pub job_name: &'a str,
+    /// fio options over every job: the base's, then the point's job axes.
+    pub options: Vec<String>,
+    pub device: String,
+    /// `--set` values: the base's, then the point's profile axes.
+    pub sets: Vec<String>,
+    pub seed: u64,
+}
+
+/// Simulates a point: fio's JSON report of the run, or an error that says where.
+pub trait Runner: Sync {
+    fn run(&self, r: &PointRun) -> Result<String, String>;
+}
 
 /// The figures of one row, in column order after the point's own columns.
 pub const FIGURES: [&str; 10] = [
@@ -34,44 +52,26 @@ pub struct Row {
     pub figures: [f64; 10],
 }
 
-/// Events one point may take before it counts as runaway.
-pub const MAX_EVENTS: u64 = 2_000_000_000;
-
-pub fn run_point(spec: &Spec, p: &Point) -> Result<Vec<Row>, String> {
-    let at = |e: String| format!("{}: point {} ({}): {e}", spec.file, p.index, p.key(spec));
-    let mut jobs = blksim_job::jobfile::parse_job_str(&spec.job_text, &spec.job_name, &|_| None)
-        .map_err(|e| at(e.to_string()))?;
-    let mut args = spec.options.clone();
-    let mut device = spec.device.clone();
-    let mut sets = spec.sets.clone();
+pub fn run_point(spec: &Spec, p: &Point, runner: &dyn Runner) -> Result<Vec<Row>, String> {
+    let mut r = PointRun {
+        job_text: &spec.job_text,
+        job_name: &spec.job_name,
+        options: spec.options.clone(),
+        device: spec.device.clone(),
+        sets: spec.sets.clone(),
+        seed: p.seed,
+    };
     for (a, &v) in spec.axes.iter().zip(&p.values) {
         let value = &a.values[v];
         match a.kind {
-            AxisKind::Device => device = value.clone(),
-            AxisKind::Job => args.push(format!("--{}={value}", a.key)),
-            AxisKind::Set => sets.push(format!("{}={value}", a.key)),
+            AxisKind::Device => r.device = value.clone(),
+            AxisKind::Job => r.options.push(format!("--{}={value}", a.key)),
+            AxisKind::Set => r.sets.push(format!("{}={value}", a.key)),
         }
     }
-    let (opts, other) = blksim_job::cli::split_cli_options(&args);
-    if let Some((_, o)) = other.first() {
-        return Err(at(format!("[base] options: '{o}' is not a fio option")));
-    }
-    blksim_job::cli::apply_overrides(&mut jobs, &opts).map_err(|e| at(e.to_string()))?;
-    setup::prepare_replay(&mut jobs).map_err(at)?;
-    let mut profile = Profile::load(&device).map_err(at)?;
-    for s in &sets {
-        profile.set(s).map_err(at)?;
-    }
-    let ro = RunOptions {
-        seed: p.seed,
-        max_events: Some(MAX_EVENTS),
-        ..Default::default()
-    };
-    let out = setup::run(&jobs, &profile, &ro).map_err(at)?;
-    let report = setup::build_report(&jobs, &profile, &ro, &out, &WallClock::default());
-    let mut buf = Vec::new();
-    blksim_report::json::write_json(&report, false, &mut buf).map_err(|e| at(e.to_string()))?;
-    let v: Value = serde_json::from_slice(&buf).map_err(|e| at(e.to_string()))?;
+    let at = |e: String| format!("{}: point {} ({}): {e}", spec.file, p.index, p.key(spec));
+    let json = runner.run(&r).map_err(at)?;
+    let v: Value = serde_json::from_str(&json).map_err(|e| at(e.to_string()))?;
     let axes: Vec<String> = spec
         .axes
         .iter()

@@ -35,7 +35,7 @@ fn run(out: &Path, shard: Option<(u64, u64)>, threads: usize) -> blksim_sweep::S
         shard,
         threads: Some(threads),
     };
-    sweep(&s, &o, &|_, _| {}).unwrap()
+    sweep(&s, &o, &blksim::api::SweepRunner, &|_, _| {}).unwrap()
 }
 
 /// (point, numjobs, iodepth, completion_nsec, iops) of every row.
@@ -133,7 +133,7 @@ fn shards_partition_the_grid() {
         shard: Some((1, 3)),
         threads: Some(1),
     };
-    let e = sweep(&s, &o, &|_, _| {}).unwrap_err();
+    let e = sweep(&s, &o, &blksim::api::SweepRunner, &|_, _| {}).unwrap_err();
     assert!(e.contains("another sweep or shard"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -271,6 +271,29 @@ pub fn normal(r: &RunReport) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// Sweep points simulated through [`run`] (for `blksim sweep`, the Python package and Ray
+/// workers): a point's errors are this module's, printed with their location.
+pub struct SweepRunner;
+
+impl blksim_sweep::run::Runner for SweepRunner {
+    fn run(&self, p: &blksim_sweep::run::PointRun) -> Result<String, String> {
+        let req = Request {
+            job: Job::Text {
+                text: p.job_text.to_string(),
+                name: p.job_name.to_string(),
+            },
+            device: p.device.clone(),
+            sets: p.sets.clone(),
+            options: p.options.clone(),
+            seed: p.seed,
+            ..Default::default()
+        };
+        run(&req)
+            .map(|r| json(&r, false))
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// The bundled device profiles: (name, description).
 pub fn devices() -> Vec<(String, String)> {
     blksim_sim::BUNDLED

@@ -59,7 +59,7 @@ pub fn main(args: &[String]) -> Result<String, String> {
     };
     let bar = crate::steps_bar("sweep {bar:30} {pos}/{len} points, eta {eta}");
     let t0 = std::time::Instant::now();
-    let s = blksim_sweep::sweep(&spec, &o, &|done, total| {
+    let s = blksim_sweep::sweep(&spec, &o, &blksim::api::SweepRunner, &|done, total| {
         if let Some(b) = &bar {
             b.set_length(total);
             b.set_position(done);
