@@ -52,7 +52,12 @@ pub struct Problem {
     /// values are whole units) costs nothing.
     cache: Mutex<BTreeMap<(Vec<u64>, usize), Simulated>>,
     sims: AtomicU64,
+    /// Told the simulations so far after every evaluation (a progress display).
+    progress: Option<Progress>,
 }
+
+/// A progress display: called with the simulations run so far.
+pub type Progress = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
 
 impl Problem {
     pub fn new(runs: Vec<Run>, base: Profile, params: Vec<FitParam>, cfg: FitConfig) -> Self {
@@ -63,7 +68,13 @@ impl Problem {
             cfg,
             cache: Mutex::new(BTreeMap::new()),
             sims: AtomicU64::new(0),
+            progress: None,
         }
+    }
+
+    pub fn with_progress(mut self, p: Option<Progress>) -> Self {
+        self.progress = p;
+        self
     }
 
     /// Simulations run so far (cache hits not counted).
@@ -123,6 +134,9 @@ impl Problem {
     pub fn loss(&self, values: &[u64], runs: &[usize]) -> f64 {
         let per_run: Vec<Result<Vec<f64>, String>> =
             runs.par_iter().map(|&i| self.simulate(values, i)).collect();
+        if let Some(p) = &self.progress {
+            p(self.simulations());
+        }
         let (mut sum, mut n) = (0.0, 0usize);
         for (&i, r) in runs.iter().zip(&per_run) {
             let Ok(sim) = r else { return FAILED_LOSS };

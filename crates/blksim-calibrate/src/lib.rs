@@ -178,6 +178,15 @@ pub fn read_runs(files: &[PathBuf], runtime_ns: u64) -> Result<Vec<Run>, String>
 
 /// Fit `opts.fit` (or the model's default set) of the base profile to `runs`.
 pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> {
+    calibrate_with(runs, opts, None)
+}
+
+/// [`calibrate`], telling `progress` the simulations run so far as the fit goes.
+pub fn calibrate_with(
+    runs: Vec<Run>,
+    opts: &Options,
+    progress: Option<fit::Progress>,
+) -> Result<Calibration, String> {
     let mut base = blksim_sim::Profile::load(&opts.device)?;
     for s in &opts.sets {
         base.set(s)?;
@@ -195,7 +204,7 @@ pub fn calibrate(runs: Vec<Run>, opts: &Options) -> Result<Calibration, String> 
         seed: opts.seed,
         max_iters: opts.max_iters,
     };
-    let problem = Problem::new(runs, base, params, cfg);
+    let problem = Problem::new(runs, base, params, cfg).with_progress(progress);
     let all: Vec<usize> = (0..problem.runs.len()).collect();
     let base_values: Vec<u64> = problem.params.iter().map(|p| p.base).collect();
     // The base must simulate: an error here is the user's (jobs, profile), not the fit's.

@@ -33,7 +33,7 @@ pub fn main(args: &[String]) -> Result<String, String> {
     }
     let files = blksim_calibrate::result_files(&inputs)?;
     let runs = blksim_calibrate::read_runs(&files, o.runtime_ns)?;
-    let c = blksim_calibrate::calibrate(runs, &o)?;
+    let c = fit_with_progress(runs, &o)?;
     let mut text = blksim_calibrate::report_text(&c);
     match &out {
         Some(p) => {
@@ -48,6 +48,25 @@ pub fn main(args: &[String]) -> Result<String, String> {
         }
     }
     Ok(text)
+}
+
+/// A calibration with a spinner on stderr (when it is a terminal) counting simulations.
+pub(crate) fn fit_with_progress(
+    runs: Vec<blksim_calibrate::fiojson::Run>,
+    o: &Options,
+) -> Result<blksim_calibrate::Calibration, String> {
+    let bar = crate::steps_bar("calibrate {spinner} {pos} simulations {elapsed}");
+    let progress: Option<blksim_calibrate::fit::Progress> = bar.clone().map(|b| {
+        std::sync::Arc::new(move |n: u64| {
+            b.set_position(n);
+            b.tick();
+        }) as blksim_calibrate::fit::Progress
+    });
+    let c = blksim_calibrate::calibrate_with(runs, o, progress);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    c
 }
 
 /// `--key=value` as (`--key`, `Some(value)`), a bare flag as (`--flag`, `None`).

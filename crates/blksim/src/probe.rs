@@ -119,7 +119,7 @@ pub fn main(args: &[String]) -> Result<String, String> {
         }
     }
     let runs = blksim_calibrate::read_runs(&files, cal.runtime_ns)?;
-    let c = blksim_calibrate::calibrate(runs, &cal)?;
+    let c = crate::calibrate::fit_with_progress(runs, &cal)?;
     text.push('\n');
     text.push_str(&blksim_calibrate::report_text(&c));
     match &out {
