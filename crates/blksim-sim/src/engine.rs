@@ -473,12 +473,12 @@ impl Sim {
         Ok(sim)
     }
 
-    /// Stop after this many events (a guard for runaway configurations in tests).
     /// Print every event on stderr as it is handled (`BLKSIM_DEBUG_EVENTS` in the binary).
     pub fn set_debug_events(&mut self, on: bool) {
         self.debug_events = on;
     }
 
+    /// Stop after this many events (a guard for runaway configurations in tests).
     pub fn set_max_events(&mut self, n: u64) {
         self.max_events = n;
     }
