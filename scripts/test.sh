@@ -3,8 +3,8 @@
 # it, installs what the tests need (the real blkparse/btt from Debian's `blktrace` package,
 # which the trace tests run, Debian's `fio` 3.33 with fio_jsonplus_clat2csv, which the live
 # comparisons run, and Debian's python3 with numpy and pandas, which fio's
-# fiologparser_hist.py needs to read blksim's histogram logs; pyarrow and matplotlib in a
-# virtualenv for the sweep tests), then runs every test of the workspace. CI runs this
+# fiologparser_hist.py needs to read blksim's histogram logs; Debian's chromium, which loads the
+# HTML report headless; pyarrow and matplotlib in a virtualenv for the sweep tests), then runs every test of the workspace. CI runs this
 # through .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +44,9 @@ if ! /usr/bin/python3 -c 'import numpy, pandas' >/dev/null 2>&1; then
 fi
 if ! /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
   missing+=(python3-venv)
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+  missing+=(chromium)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${missing[*]} (blktrace: blkparse and btt for the trace tests; fio: the live comparisons with fio; numpy, pandas: fio's fiologparser_hist.py)" >&2

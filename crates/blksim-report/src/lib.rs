@@ -12,6 +12,7 @@
 //! from the caller, and pids are deterministic ([`report::FAKE_PID_BASE`]).
 
 pub mod hist;
+pub mod html;
 pub mod json;
 pub mod log;
 pub mod normal;

@@ -50,7 +50,9 @@ blksim options:
                          run's, and its JSON's blksim.seeds holds every run's figures for
                          `blksim compare` (means, 95% intervals of the deltas)
   --output=FILE          write the report to FILE
-  --output-format=FMT    normal (default), json, json+, or a comma list (normal,json)
+  --output-format=FMT    normal (default), json, json+, terse, html, or a comma list
+                         (normal,json); html alone is the output, with others it goes to
+                         OUTPUT.html (blksim-report.html when printing to stdout)
   --blktrace=DIR         write blktrace binary files (DIR/<dev>.blktrace.<cpu>)
   --max-events=N         stop a runaway simulation after N events
   --cmdhelp[=OPTION]     list fio options (or describe one)
@@ -324,8 +326,8 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
                 let mut f = Vec::new();
                 for part in v.split(',') {
                     match part.trim() {
-                        "normal" | "json" | "json+" | "terse" => f.push(part.trim().to_string()),
-                        other => return Err(format!("--output-format: unknown format '{other}' (expected normal, json, json+, terse)")),
+                        "normal" | "json" | "json+" | "terse" | "html" => f.push(part.trim().to_string()),
+                        other => return Err(format!("--output-format: unknown format '{other}' (expected normal, json, json+, terse, html)")),
                     }
                 }
                 cli.formats = f;
@@ -530,6 +532,31 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     if has_normal {
         blksim_report::normal::write_normal_results(&report, &mut buf).map_err(werr)?;
+    }
+    // The HTML page is a document of its own: alone, it is the output; with other formats
+    // it goes beside them, to OUTPUT.html (or blksim-report.html next to stdout).
+    if cli.formats.iter().any(|f| f == "html") {
+        let mut page = Vec::new();
+        let extra = blksim_report::html::HtmlExtra {
+            device: profile.name.clone(),
+            description: profile.description.clone(),
+            params: profile
+                .values
+                .iter()
+                .map(|(k, v)| (k.clone(), v.value.clone(), v.origin.clone()))
+                .collect(),
+        };
+        blksim_report::html::write_html(&report, &extra, &mut page).map_err(werr)?;
+        if cli.formats.len() == 1 {
+            buf = page;
+        } else {
+            let path = match &cli.output {
+                Some(p) => PathBuf::from(format!("{}.html", p.display())),
+                None => PathBuf::from("blksim-report.html"),
+            };
+            std::fs::write(&path, &page).map_err(|e| format!("{}: {e}", path.display()))?;
+            eprintln!("blksim: HTML report written to {}", path.display());
+        }
     }
     match &cli.output {
         Some(p) => std::fs::write(p, &buf).map_err(|e| format!("--output={}: {e}", p.display()))?,

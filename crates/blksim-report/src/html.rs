@@ -1,0 +1,334 @@
+//! `--output-format=html`: one self-contained page that opens offline. The charts are inline
+//! SVG drawn by plotters (no scripts, no fonts, no network at view time):
+//! * per job, the completion-latency CDF of each direction on a log axis, from fio's latency
+//!   histogram (the json+ bins), with fio's p50, p90, p99 and p99.9 marked;
+//! * the time the run's I/Os spent at each layer (the `blksim` facts: block-layer wait, host
+//!   queue, hsq slot waits, bus, card, completion), one bar per layer;
+//! * tables: per job and direction IOPS, bandwidth and latencies; the job options; the device
+//!   profile's values with where each came from.
+
+use crate::json::JsonValue;
+use crate::report::RunReport;
+use plotters::prelude::*;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// What the page shows besides the report: the device and its parameters.
+#[derive(Clone, Debug, Default)]
+pub struct HtmlExtra {
+    pub device: String,
+    pub description: String,
+    /// (key, value, where it was set: `file:line` or `--set=...`).
+    pub params: Vec<(String, String, String)>,
+}
+
+const DDIRS: [&str; 3] = ["read", "write", "trim"];
+const COLORS: [RGBColor; 3] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+];
+/// Percentiles marked on the CDFs.
+const MARKS: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn chart_err<E: std::fmt::Debug>(e: E) -> io::Error {
+    io::Error::other(format!("chart: {e:?}"))
+}
+
+/// The CDF points (µs, fraction) of a direction's completion latencies, from the histogram.
+fn cdf(hist: &crate::hist::LatHist) -> Vec<(f64, f64)> {
+    let bins: Vec<(u64, u64)> = hist.bins().collect();
+    let total: u64 = bins.iter().map(|b| b.1).sum();
+    let mut acc = 0u64;
+    bins.iter()
+        .map(|&(v, n)| {
+            acc += n;
+            ((v.max(1)) as f64 / 1000.0, acc as f64 / total.max(1) as f64)
+        })
+        .collect()
+}
+
+/// One job's CDF chart as SVG; `None` when no direction has latencies.
+fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
+    let js = &r.jobs[job].stats;
+    let mut series = Vec::new();
+    for (d, name) in DDIRS.iter().enumerate() {
+        let st = &js.dir[d];
+        if st.total_ios == 0 {
+            continue;
+        }
+        if let Some(h) = st.clat.hist.as_ref() {
+            let pts = cdf(h);
+            if !pts.is_empty() {
+                let marks: Vec<(f64, f64)> = h
+                    .percentiles_with_nr(&MARKS, st.clat.samples)
+                    .iter()
+                    .zip(MARKS)
+                    .map(|(&v, q)| (v.max(1) as f64 / 1000.0, q / 100.0))
+                    .collect();
+                series.push((d, *name, pts, marks));
+            }
+        }
+    }
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let lo = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.0))
+        .fold(f64::INFINITY, f64::min);
+    let hi = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max);
+    let (lo, hi) = (lo * 0.8, (hi * 1.25).max(lo * 2.0));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 360)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let mut c = ChartBuilder::on(&root)
+            .caption(
+                format!("{}: completion latency CDF", r.jobs[job].name),
+                ("sans-serif", 16),
+            )
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(48)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0f64)
+            .map_err(chart_err)?;
+        c.configure_mesh()
+            .x_labels(8)
+            .max_light_lines(2)
+            .x_desc("clat (µs, log scale)")
+            .y_desc("fraction of I/Os")
+            .draw()
+            .map_err(chart_err)?;
+        for (d, name, pts, marks) in &series {
+            let color = COLORS[*d];
+            c.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(chart_err)?
+                .label(*name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            c.draw_series(
+                marks
+                    .iter()
+                    .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
+            )
+            .map_err(chart_err)?;
+        }
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(chart_err)?;
+        root.present().map_err(chart_err)?;
+    }
+    Ok(Some(svg))
+}
+
+/// (label, ns) of each layer the `blksim` facts time.
+fn layers(b: &JsonValue) -> Vec<(&'static str, f64)> {
+    let num = |v: Option<&JsonValue>| match v {
+        Some(JsonValue::UInt(u)) => Some(*u as f64),
+        Some(JsonValue::Int(i)) => Some(*i as f64),
+        Some(JsonValue::Float(f)) => Some(*f),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let block = b.get("block");
+    let drv = b.get("driver_stats");
+    for (label, v) in [
+        (
+            "block layer wait",
+            block.and_then(|x| num(x.get("block_wait_ns"))),
+        ),
+        (
+            "host queue",
+            drv.and_then(|x| num(x.get("mmc_queue_wait_ns"))),
+        ),
+        (
+            "hsq slot wait",
+            drv.and_then(|x| num(x.get("mmc_hsq_slot_wait_ns"))),
+        ),
+        ("bus", drv.and_then(|x| num(x.get("mmc_bus_ns")))),
+        ("card", drv.and_then(|x| num(x.get("mmc_card_ns")))),
+        (
+            "completion",
+            drv.and_then(|x| num(x.get("mmc_completion_ns"))),
+        ),
+    ] {
+        if let Some(v) = v {
+            out.push((label, v));
+        }
+    }
+    out
+}
+
+fn layers_svg(l: &[(&'static str, f64)]) -> io::Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 300)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let max_ms = l.iter().map(|x| x.1 / 1e6).fold(0.0f64, f64::max).max(1e-3) * 1.1;
+        let mut c = ChartBuilder::on(&root)
+            .caption(
+                "time at each layer, summed over the I/Os",
+                ("sans-serif", 16),
+            )
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(130)
+            .build_cartesian_2d(0f64..max_ms, 0f64..l.len() as f64)
+            .map_err(chart_err)?;
+        let names: Vec<&str> = l.iter().map(|x| x.0).collect();
+        c.configure_mesh()
+            .max_light_lines(2)
+            .x_desc("ms")
+            .y_labels(l.len() * 2 + 1)
+            .y_label_formatter(&|y| {
+                let i = y.floor() as usize;
+                if (y - y.floor() - 0.5).abs() < 0.26 && i < names.len() {
+                    names[i].to_string()
+                } else {
+                    String::new()
+                }
+            })
+            .disable_y_mesh()
+            .draw()
+            .map_err(chart_err)?;
+        c.draw_series(l.iter().enumerate().map(|(i, (_, ns))| {
+            Rectangle::new(
+                [(0.0, i as f64 + 0.15), (ns / 1e6, i as f64 + 0.85)],
+                COLORS[0].filled(),
+            )
+        }))
+        .map_err(chart_err)?;
+        root.present().map_err(chart_err)?;
+    }
+    Ok(svg)
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1000.0)
+}
+
+/// Write the page.
+pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Result<()> {
+    let mut h = String::new();
+    let title = format!(
+        "blksim: {} on {}",
+        r.jobs
+            .iter()
+            .map(|j| j.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        x.device
+    );
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>body{{font-family:sans-serif;margin:24px;max-width:980px}}table{{border-collapse:collapse;margin:8px 0 20px}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}td:first-child,th:first-child{{text-align:left}}.chart{{margin:12px 0}}</style></head><body>\n",
+        esc(&title)
+    );
+    let _ = writeln!(
+        h,
+        "<h1>{}</h1>\n<p>{} · {}</p>",
+        esc(&title),
+        esc(&r.fio_version),
+        esc(&r.time)
+    );
+    let _ = writeln!(
+        h,
+        "<p>Device <b>{}</b>: {}</p>",
+        esc(&x.device),
+        esc(&x.description)
+    );
+    let _ = writeln!(
+        h,
+        "<h2>Results</h2>\n<table id=\"results\"><tr><th>job</th><th>dir</th><th>IOPS</th><th>bw KiB/s</th><th>clat mean µs</th><th>clat p99 µs</th><th>I/Os</th></tr>"
+    );
+    for j in &r.jobs {
+        for (d, name) in DDIRS.iter().enumerate() {
+            let st = &j.stats.dir[d];
+            if st.total_ios == 0 {
+                continue;
+            }
+            let secs = st.runtime_ms.max(1) as f64 / 1000.0;
+            let p99 = st
+                .clat
+                .hist
+                .as_ref()
+                .map(|hh| hh.percentiles_with_nr(&[99.0], st.clat.samples)[0] as f64)
+                .unwrap_or(f64::NAN);
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{name}</td><td>{:.0}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&j.name),
+                st.total_ios as f64 / secs,
+                st.io_bytes as f64 / 1024.0 / secs,
+                us(st.clat.mean),
+                us(p99),
+                st.total_ios
+            );
+        }
+    }
+    h.push_str("</table>\n<h2>Completion latency</h2>\n");
+    for (i, j) in r.jobs.iter().enumerate() {
+        if let Some(svg) = cdf_svg(r, i)? {
+            let _ = writeln!(
+                h,
+                "<div class=\"chart cdf\" data-job=\"{}\">{svg}</div>",
+                esc(&j.name)
+            );
+        }
+    }
+    if let Some(b) = &r.blksim {
+        let l = layers(b);
+        if !l.is_empty() {
+            let _ = writeln!(
+                h,
+                "<h2>Where the time went</h2>\n<div class=\"chart layers\">{}</div>",
+                layers_svg(&l)?
+            );
+        }
+    }
+    h.push_str("<h2>Job options</h2>\n<table id=\"options\"><tr><th>job</th><th>option</th><th>value</th></tr>\n");
+    for (k, v) in &r.global_options {
+        let _ = writeln!(
+            h,
+            "<tr><td>[global]</td><td>{}</td><td>{}</td></tr>",
+            esc(k),
+            esc(v)
+        );
+    }
+    for j in &r.jobs {
+        for (k, v) in &j.job_options {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&j.name),
+                esc(k),
+                esc(v)
+            );
+        }
+    }
+    h.push_str("</table>\n<h2>Device parameters (not table defaults)</h2>\n<table id=\"params\"><tr><th>key</th><th>value</th><th>set at</th></tr>\n");
+    for (k, v, o) in &x.params {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(k),
+            esc(v),
+            esc(o)
+        );
+    }
+    h.push_str("</table>\n</body></html>\n");
+    out.write_all(h.as_bytes())
+}

@@ -1,0 +1,139 @@
+//! The HTML report in a real browser: headless Chromium (Debian's `chromium`, which
+//! `scripts/test.sh` installs) loads the page offline and prints the DOM it built. The page
+//! must load without console errors, and its charts must hold the expected series and
+//! points: one CDF line per direction that did I/O with fio's four marked percentiles, and
+//! one bar per timed layer.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dir(name: &str) -> PathBuf {
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("html-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The DOM Chromium builds from `page`, and what it printed on stderr.
+fn chromium_dom(page: &Path) -> (String, String) {
+    let o = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium (scripts/test.sh installs Debian's chromium)");
+    assert!(
+        o.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The chart blocks of `class` in the DOM, each its own text.
+fn charts<'a>(dom: &'a str, class: &str) -> Vec<&'a str> {
+    let tag = format!("<div class=\"chart {class}\"");
+    dom.match_indices(&tag)
+        .map(|(i, _)| {
+            let end = dom[i..].find("</svg>").map_or(dom.len(), |e| i + e);
+            &dom[i..end]
+        })
+        .collect()
+}
+
+#[test]
+fn the_html_report_renders_with_its_series_and_points() {
+    let d = dir("render");
+    let out = d.join("run.txt");
+    // Job a reads and writes, job b only reads; hsq, so every layer is timed.
+    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args([
+            "run",
+            "--name=a",
+            "--rw=randrw",
+            "--size=16m",
+            "--runtime=100ms",
+        ])
+        .args([
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--name=b",
+            "--rw=read",
+            "--bs=64k",
+        ])
+        .args([
+            "--size=8m",
+            "--set=host.queue=hsq",
+            "--output-format=normal,html",
+        ])
+        .arg(format!("--output={}", out.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("read: IOPS="));
+    let page = d.join("run.txt.html");
+    let (dom, log) = chromium_dom(&page);
+    for bad in ["Uncaught", ":CONSOLE", "Refused to"] {
+        assert!(!log.contains(bad), "browser said {bad}:\n{log}");
+    }
+    let cdfs = charts(&dom, "cdf");
+    assert_eq!(cdfs.len(), 2, "one CDF chart per job");
+    // Series are the 2-pixel lines; marks are circles (the legend draws no circles).
+    let lines = |c: &str| c.matches("stroke-width=\"2\"").count();
+    let marks = |c: &str| c.matches("<circle").count();
+    assert_eq!(
+        (lines(cdfs[0]), marks(cdfs[0])),
+        (2, 8),
+        "job a: read and write"
+    );
+    assert_eq!((lines(cdfs[1]), marks(cdfs[1])), (1, 4), "job b: read");
+    assert!(cdfs[0].contains("data-job=\"a\"") && cdfs[1].contains("data-job=\"b\""));
+    let layers = charts(&dom, "layers");
+    assert_eq!(layers.len(), 1);
+    // Six layers timed on an MMC device; plotters draws each bar as one filled rect.
+    let bars = layers[0].matches("<rect").count();
+    assert_eq!(bars, 1 + 6, "background and six bars");
+    for id in ["results", "options", "params"] {
+        assert!(dom.contains(&format!("<table id=\"{id}\"")), "table {id}");
+    }
+    assert!(
+        dom.contains("host.queue") && dom.contains("--set=host.queue=hsq"),
+        "the --set is listed"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// HTML alone is the output itself.
+#[test]
+fn html_alone_is_the_output() {
+    let d = dir("alone");
+    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args([
+            "run",
+            "--name=a",
+            "--rw=read",
+            "--size=4m",
+            "--device=null_blk",
+            "--output-format=html",
+        ])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let page = String::from_utf8(o.stdout).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
+    assert!(!d.join("blksim-report.html").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
