@@ -7,17 +7,6 @@
 use blksim_calibrate::fiojson::parse_run;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The simulator's own seed mixer as the generator.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        blksim_core::rng::splitmix64(&mut self.0)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn seeds() -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     [
@@ -49,50 +38,18 @@ const VALUES: &[&str] = &[
     "true",
 ];
 
-fn mutate(r: &mut Rng, s: &str) -> String {
-    let mut b = s.as_bytes().to_vec();
-    for _ in 0..1 + r.below(4) {
-        let at = r.below(b.len());
-        match r.below(5) {
-            0 => b[at] = r.next() as u8,
-            1 => {
-                let n = r.below(64).min(b.len() - at);
-                b.drain(at..at + n);
-            }
-            2 => {
-                let n = r.below(64).min(b.len() - at);
-                let piece: Vec<u8> = b[at..at + n].to_vec();
-                let to = r.below(b.len());
-                b.splice(to..to, piece);
-            }
-            3 => {
-                // Replace the value after a colon.
-                if let Some(c) = b[at..].iter().position(|&x| x == b':') {
-                    let v = at + c + 1;
-                    let end = b[v..]
-                        .iter()
-                        .position(|&x| x == b',' || x == b'}' || x == b'\n')
-                        .map_or(b.len(), |e| v + e);
-                    let new = VALUES[r.below(VALUES.len())].as_bytes().to_vec();
-                    b.splice(v..end, new);
-                }
-            }
-            _ => b.truncate(at),
-        }
-        if b.is_empty() {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&b).into_owned()
-}
-
 #[test]
 fn mutated_fio_json_never_panics() {
     let seeds = seeds();
-    let mut r = Rng(0x5eed_f10a);
+    let mut r = blksim_core::mutate::Mutator::new(0x5eed_f10a);
     let (mut ok, mut err) = (0, 0);
     for case in 0..6000 {
-        let text = mutate(&mut r, &seeds[case % seeds.len()]);
+        let text = r.mutate(
+            &seeds[case % seeds.len()],
+            blksim_core::mutate::JSON,
+            VALUES,
+            4,
+        );
         let got = catch_unwind(AssertUnwindSafe(|| parse_run(&text, "m.json")));
         match got {
             Ok(Ok(run)) => {

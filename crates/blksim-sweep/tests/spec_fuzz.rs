@@ -7,16 +7,6 @@ use blksim_sweep::{grid, spec};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        blksim_core::rng::splitmix64(&mut self.0)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 const SEEDS: &[&str] = &[
     "[base]\njob_text = \"[j]\\nrw=randread\\nsize=1m\\n\"\ndevice = \"null_blk\"\nset = [\"irqmode=2\"]\noptions = [\"--runtime=1\"]\nseed = 3\nrepeats = 2\n[axes]\ndevice = [\"null_blk\", \"emmc-hbg4a2\"]\n[axes.job]\nnumjobs = { from = 1, to = 8, times = 2 }\nbs = [\"4k\", 8192]\n[axes.set]\n\"queue.nomerges\" = [0, 1, 2]\n",
     "[base]\njob_text = \"[j]\\n\"\n[axes.job]\niodepth = { from = 1, to = 64, step = 7 }\n[sample]\ncount = 5\nseed = 9\n",
@@ -38,48 +28,17 @@ const VALUES: &[&str] = &[
     "\"[x]\"",
 ];
 
-fn mutate(r: &mut Rng, s: &str) -> String {
-    let mut b = s.as_bytes().to_vec();
-    for _ in 0..1 + r.below(3) {
-        if b.is_empty() {
-            break;
-        }
-        let at = r.below(b.len());
-        match r.below(5) {
-            0 => b[at] = r.next() as u8,
-            1 => {
-                let n = r.below(24).min(b.len() - at);
-                b.drain(at..at + n);
-            }
-            2 => {
-                let n = r.below(48).min(b.len() - at);
-                let piece: Vec<u8> = b[at..at + n].to_vec();
-                let to = r.below(b.len());
-                b.splice(to..to, piece);
-            }
-            3 => {
-                if let Some(c) = b[at..].iter().position(|&x| x == b'=') {
-                    let v = at + c + 1;
-                    let end = b[v..]
-                        .iter()
-                        .position(|&x| x == b'\n')
-                        .map_or(b.len(), |e| v + e);
-                    let new = format!(" {}", VALUES[r.below(VALUES.len())]).into_bytes();
-                    b.splice(v..end, new);
-                }
-            }
-            _ => b.truncate(at),
-        }
-    }
-    String::from_utf8_lossy(&b).into_owned()
-}
-
 #[test]
 fn mutated_sweep_files_never_panic() {
-    let mut r = Rng(0x5eed_5eeb);
+    let mut r = blksim_core::mutate::Mutator::new(0x5eed_5eeb);
     let (mut ok, mut err) = (0, 0);
     for case in 0..4000 {
-        let text = mutate(&mut r, SEEDS[case % SEEDS.len()]);
+        let text = r.mutate(
+            SEEDS[case % SEEDS.len()],
+            blksim_core::mutate::TOML,
+            VALUES,
+            3,
+        );
         let got = catch_unwind(AssertUnwindSafe(|| {
             spec::parse(&text, "m.toml", Path::new("/nonexistent")).map(|s| {
                 let n = grid::points(&s).len() as u64;
