@@ -2,6 +2,8 @@
 //! SVG drawn by plotters (no scripts, no fonts, no network at view time):
 //! * per job, the completion-latency CDF of each direction on a log axis, from fio's latency
 //!   histogram (the json+ bins), with fio's p50, p90, p99 and p99.9 marked;
+//! * per job, IOPS and bandwidth over time, a line per direction, from completions counted
+//!   in bounded buckets ([`crate::timeline`]);
 //! * the time the run's I/Os spent at each layer (the `blksim` facts: block-layer wait, host
 //!   queue, hsq slot waits, bus, card, completion), one bar per layer;
 //! * tables: per job and direction IOPS, bandwidth and latencies; the job options; the device
@@ -122,6 +124,81 @@ fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
                     .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
             )
             .map_err(chart_err)?;
+        }
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(chart_err)?;
+        root.present().map_err(chart_err)?;
+    }
+    Ok(Some(svg))
+}
+
+/// One job's IOPS (`bw` false) or bandwidth (`bw` true) over time as SVG, a line per
+/// direction; `None` without a timeline.
+fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
+    let Some(t) = r.jobs[job].stats.timeline.as_ref() else {
+        return Ok(None);
+    };
+    let series: Vec<(usize, Vec<(f64, f64)>)> = (0..3)
+        .filter(|&d| t.ios.iter().any(|b| b[d] > 0))
+        .map(|d| {
+            let pts = t
+                .rates(d, r.jobs[job].stats.end_ns)
+                .into_iter()
+                .map(|(x, iops, kib)| (x, if bw { kib / 1024.0 } else { iops }))
+                .collect();
+            (d, pts)
+        })
+        .collect();
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let x_hi = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max);
+    let y_hi = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let (what, unit) = if bw {
+        ("bandwidth", "MiB/s")
+    } else {
+        ("IOPS", "I/Os per second")
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 260)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let mut c = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "{}: {what} over time ({} ms buckets)",
+                    r.jobs[job].name,
+                    t.width_ns as f64 / 1e6
+                ),
+                ("sans-serif", 16),
+            )
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..x_hi.max(1e-3), 0f64..(y_hi * 1.1).max(1.0))
+            .map_err(chart_err)?;
+        c.configure_mesh()
+            .max_light_lines(2)
+            .x_desc("time (s)")
+            .y_desc(unit)
+            .draw()
+            .map_err(chart_err)?;
+        for (d, pts) in &series {
+            let color = COLORS[*d];
+            c.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(chart_err)?
+                .label(DDIRS[*d])
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
         }
         c.configure_series_labels()
             .background_style(WHITE.mix(0.8))
@@ -287,6 +364,18 @@ pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Resu
                 "<div class=\"chart cdf\" data-job=\"{}\">{svg}</div>",
                 esc(&j.name)
             );
+        }
+    }
+    h.push_str("<h2>IOPS and bandwidth over time</h2>\n");
+    for (i, j) in r.jobs.iter().enumerate() {
+        for (bw, class) in [(false, "iops"), (true, "bw")] {
+            if let Some(svg) = rate_svg(r, i, bw)? {
+                let _ = writeln!(
+                    h,
+                    "<div class=\"chart {class}\" data-job=\"{}\">{svg}</div>",
+                    esc(&j.name)
+                );
+            }
         }
     }
     if let Some(b) = &r.blksim {

@@ -20,6 +20,7 @@ pub mod num2str;
 pub mod report;
 pub mod stats;
 pub mod terse;
+pub mod timeline;
 
 pub use hist::{plat_idx_to_val, plat_val_to_idx, LatHist, DEFAULT_PERCENTILES, PLAT_NR};
 pub use json::{report_json, write_json, JsonValue};

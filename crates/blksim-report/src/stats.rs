@@ -61,6 +61,8 @@ pub struct StatsOptions {
     pub iops_per_io: bool,
     /// Keep each bw / IOPS window's rates in [`JobStats::window_log`] for a windowed log.
     pub keep_windows: bool,
+    /// Keep I/Os and bytes over time in [`JobStats::timeline`] (the HTML report's charts).
+    pub timeline: bool,
 }
 
 impl Default for StatsOptions {
@@ -83,6 +85,7 @@ impl Default for StatsOptions {
             bw_per_io: false,
             iops_per_io: false,
             keep_windows: false,
+            timeline: false,
         }
     }
 }
@@ -380,6 +383,8 @@ pub struct JobStats {
     sample_window_ops: u64,
     /// With `keep_windows`: the window rates committed since the caller last drained it.
     pub window_log: Vec<WindowSample>,
+    /// With `timeline`: completions over time.
+    pub timeline: Option<crate::timeline::Timeline>,
 }
 
 /// One bw or IOPS window's rate for one direction, as the helper thread logs it.
@@ -436,6 +441,7 @@ impl JobStats {
             finished: false,
             sample_window_ops: 0,
             window_log: Vec::new(),
+            timeline: o.timeline.then(|| crate::timeline::Timeline::new(epoch)),
             opts: o,
         }
     }
@@ -456,6 +462,9 @@ impl JobStats {
         }
         // Close any bw/iops windows that ended before this completion.
         self.advance_samples(now_ns);
+        if let Some(t) = self.timeline.as_mut() {
+            t.add(now_ns, ddir, bytes);
+        }
         let o = &self.opts;
         let (record_slat, disable_lat, disable_clat) =
             (o.record_slat, o.disable_lat, o.disable_clat);
@@ -788,6 +797,11 @@ impl JobStats {
         self.total_complete += src.total_complete;
         self.start_ns = self.start_ns.min(src.start_ns);
         self.end_ns = self.end_ns.max(src.end_ns);
+        match (self.timeline.as_mut(), src.timeline.as_ref()) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.timeline = Some(b.clone()),
+            _ => {}
+        }
     }
 
     /// Sum of read+write+trim `total_io_u` (`ddir_rw_sum`).

@@ -473,6 +473,13 @@ impl Sim {
         Ok(sim)
     }
 
+    /// Keep each job's completions over time (the HTML report's IOPS and bandwidth charts).
+    pub fn set_timeline(&mut self, on: bool) {
+        for t in &mut self.tasks {
+            t.stats_opts.timeline = on;
+        }
+    }
+
     /// Print every event on stderr as it is handled (`BLKSIM_DEBUG_EVENTS` in the binary).
     pub fn set_debug_events(&mut self, on: bool) {
         self.debug_events = on;

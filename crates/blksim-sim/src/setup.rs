@@ -60,6 +60,8 @@ pub struct RunOptions {
     pub debug_events: bool,
     /// Where log files, `write_iolog` and the blktrace files go (default: the file system).
     pub files: Arc<dyn OutputFiles>,
+    /// Keep each job's completions over time (the HTML report's IOPS and bandwidth charts).
+    pub timeline: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -84,6 +86,7 @@ impl Default for RunOptions {
             explain: 0,
             debug_events: false,
             files: Arc::new(Disk),
+            timeline: false,
         }
     }
 }
@@ -432,6 +435,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     sim.set_progress(opts.progress.clone());
     sim.set_explain(opts.explain);
     sim.set_debug_events(opts.debug_events);
+    sim.set_timeline(opts.timeline);
     sim.run()
 }
 

@@ -486,6 +486,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut opts = cli.opts.clone();
     opts.progress = progress_bar();
     opts.debug_events = std::env::var_os("BLKSIM_DEBUG_EVENTS").is_some();
+    opts.timeline = cli.formats.iter().any(|f| f == "html");
     let out = setup::run(&jobs, &profile, &opts)?;
     for t in &out.tasks {
         if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {

@@ -100,6 +100,23 @@ fn the_html_report_renders_with_its_series_and_points() {
     );
     assert_eq!((lines(cdfs[1]), marks(cdfs[1])), (1, 4), "job b: read");
     assert!(cdfs[0].contains("data-job=\"a\"") && cdfs[1].contains("data-job=\"b\""));
+    // IOPS and bandwidth over time: a line per direction, a point per bucket; the read/write
+    // job's 100 ms run fits in 1 ms buckets, so about 100 points a line.
+    for class in ["iops", "bw"] {
+        let c = charts(&dom, class);
+        assert_eq!(c.len(), 2, "{class}: one chart per job");
+        assert_eq!(lines(c[0]), 2, "{class}: job a reads and writes");
+        assert_eq!(lines(c[1]), 1, "{class}: job b reads");
+        let pts = c[0]
+            .split("stroke-width=\"2\" points=\"")
+            .nth(1)
+            .map(|p| p.split('"').next().unwrap().split_whitespace().count())
+            .unwrap();
+        assert!(
+            (95..=105).contains(&pts),
+            "{class}: {pts} points for a 100 ms run"
+        );
+    }
     let layers = charts(&dom, "layers");
     assert_eq!(layers.len(), 1);
     // Six layers timed on an MMC device; plotters draws each bar as one filled rect.
