@@ -44,6 +44,20 @@ fn chart_err<E: std::fmt::Debug>(e: E) -> io::Error {
     io::Error::other(format!("chart: {e:?}"))
 }
 
+/// The series names, boxed in the lower right corner.
+fn legend<'a, DB, CT>(c: &mut ChartContext<'a, DB, CT>) -> io::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(chart_err)
+}
+
 /// The CDF points (µs, fraction) of a direction's completion latencies, from the histogram.
 fn cdf(hist: &crate::hist::LatHist) -> Vec<(f64, f64)> {
     let bins: Vec<(u64, u64)> = hist.bins().collect();
@@ -125,12 +139,7 @@ fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
             )
             .map_err(chart_err)?;
         }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(chart_err)?;
+        legend(&mut c)?;
         root.present().map_err(chart_err)?;
     }
     Ok(Some(svg))
@@ -200,12 +209,7 @@ fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
                 .label(DDIRS[*d])
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
         }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(chart_err)?;
+        legend(&mut c)?;
         root.present().map_err(chart_err)?;
     }
     Ok(Some(svg))
