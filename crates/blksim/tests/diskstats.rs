@@ -3,16 +3,10 @@
 //! for the driver counts; `in_queue` the read, write, discard and flush nsecs together
 //! (`diskstats_show`); `util` the time a request was at the driver.
 
-use std::process::Command;
+mod common;
 
 fn run(args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(args)
-        .arg("--output-format=json")
-        .output()
-        .expect("run blksim");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    common::blksim_json(None, args)
 }
 
 /// 32 reads always outstanding on a device that serves one at a time in 10 µs: by Little's

@@ -3,20 +3,10 @@
 //! device (recorded in `data/kernel-flush-counts.tsv` by `scripts/kernel-flush-counts.sh`),
 //! and on blksim's null_blk declared the same way (memory_backed, cache_size, fua=0).
 
-use std::process::Command;
+mod common;
 
 fn run_json(args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(args)
-        .arg("--output-format=json")
-        .output()
-        .expect("run blksim");
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON")
+    common::blksim_json(None, args)
 }
 
 struct Counts {

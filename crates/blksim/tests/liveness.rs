@@ -3,7 +3,6 @@
 //! internal error otherwise), within its event bound, and without a panic.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("blksim-liveness-{}-{name}", std::process::id()));
@@ -19,22 +18,11 @@ fn job(d: &std::path::Path, name: &str, lines: &[&str]) -> String {
     p.display().to_string()
 }
 
-fn blksim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(args)
-        .env("BLKSIM_FAKE_TIME", "1795310737")
-        .output()
-        .expect("run blksim")
-}
+mod common;
 
 /// Run and require success; returns the JSON report.
 fn run_ok(args: &[&str]) -> serde_json::Value {
-    let mut a = args.to_vec();
-    a.push("--output-format=json");
-    let o = blksim(&a);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "blksim run {args:?} failed:\n{err}");
-    serde_json::from_slice(&o.stdout).expect("JSON report")
+    common::blksim_json(None, args)
 }
 
 /// mq-deadline with `async_depth` 1 (0 is stored as 1): writers sleeping for a scheduler tag

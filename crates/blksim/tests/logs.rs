@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use blksim_report::{plat_idx_to_val, plat_val_to_idx};
 use serde_json::Value;
@@ -22,20 +22,12 @@ fn tmpdir(name: &str) -> PathBuf {
 }
 
 /// `blksim run ARGS --output-format=json` in `dir` (where the logs land).
+mod common;
+
 fn run_in(dir: &Path, args: &[&str]) -> Value {
-    let o: Output = Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .current_dir(dir)
-        .arg("run")
-        .args(args)
-        .arg("--output-format=json")
-        .output()
-        .expect("run blksim");
-    assert!(
-        o.status.success(),
-        "blksim {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("json report")
+    let mut a = vec!["run"];
+    a.extend_from_slice(args);
+    common::blksim_json(Some(dir), &a)
 }
 
 /// The lines of a log as rows of integers (hex priorities parsed too).
