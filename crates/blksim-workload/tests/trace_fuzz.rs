@@ -10,17 +10,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use blksim_workload::iolog::{IologReader, ReplayOp, ReplayOpts};
 
-/// xorshift64*: tiny, deterministic, good enough to explore inputs.
-struct Rng(u64);
+/// The fuzz tests' one generator (deterministic from its seed).
+struct Rng(blksim_core::mutate::Mutator);
 impl Rng {
+    fn seeded(seed: u64) -> Rng {
+        Rng(blksim_core::mutate::Mutator::new(seed))
+    }
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.draw()
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.below(n)
     }
 }
 
@@ -118,7 +118,7 @@ fn read_all(rd: &mut IologReader, max: usize) -> Result<usize, String> {
 
 #[test]
 fn mutated_traces_end_in_an_error_or_the_end_never_a_panic() {
-    let mut r = Rng(0x5eed_1010);
+    let mut r = Rng::seeded(0x5eed_1010);
     let (mut errors, mut ended) = (0, 0);
     for case in 0..20_000 {
         let seed = SEEDS[case % SEEDS.len()];
@@ -168,7 +168,7 @@ fn mutated_blktrace_files_end_in_an_error_or_the_end_never_a_panic() {
         "/../blksim/tests/data/blktrace/loop0.bin.dump"
     );
     let seed = std::fs::read(path).unwrap();
-    let mut r = Rng(0xb1c7_7ace);
+    let mut r = Rng::seeded(0xb1c7_7ace);
     let (mut errors, mut ended) = (0, 0);
     for case in 0..3000 {
         let mut b = seed.clone();
