@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_blksim"))
         .args(args)
@@ -157,12 +159,9 @@ fn jobs_pinned_to_one_cpu_share_it() {
             "--iodepth=8",
             "--group_reporting",
             "--number_ios=30000",
-            "--output-format=json",
         ];
         args.extend_from_slice(extra);
-        let o = run(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = common::blksim_json(None, &args);
         v["jobs"][0]["read"]["iops"].as_f64().unwrap()
     };
     let spread = iops(&["--numjobs=2", "--cpus_allowed=0-1"]);
@@ -190,12 +189,9 @@ fn the_cpu_line_follows_the_cpu_model() {
             "--ioengine=libaio",
             "--iodepth=8",
             "--number_ios=30000",
-            "--output-format=json",
         ];
         args.extend_from_slice(extra);
-        let o = run(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = common::blksim_json(None, &args);
         v["jobs"]
             .as_array()
             .unwrap()
