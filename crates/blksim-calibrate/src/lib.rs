@@ -18,7 +18,7 @@ use fiojson::Run;
 use fit::{rel_err, FitConfig, Problem};
 use space::FitParam;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub const USAGE: &str = "\
 usage: blksim calibrate RESULTS... --device=BASE [--fit=KEY[=LO..HI],...] [--out=PROFILE.toml]
@@ -149,10 +149,7 @@ pub fn result_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 
 /// The base profile's TOML text (bundled by name, or the file).
 pub fn base_text(device: &str) -> Result<String, String> {
-    if let Some(b) = blksim_sim::BUNDLED.iter().find(|b| b.name == device) {
-        return Ok(b.toml.to_string());
-    }
-    std::fs::read_to_string(Path::new(device)).map_err(|e| format!("--device={device}: {e}"))
+    blksim_sim::Profile::source(device).map(|(text, _)| text)
 }
 
 /// Read the runs and cap each job's runtime (fio's `runtime`: a job ends at its size or its

@@ -179,18 +179,25 @@ impl Profile {
         Ok(p)
     }
 
-    /// A bundled profile by name, or a TOML file by path.
-    pub fn load(name_or_path: &str) -> Result<Profile, String> {
+    /// The TOML text of a bundled profile by name, or of a TOML file by path, with the file
+    /// name messages use for it.
+    pub fn source(name_or_path: &str) -> Result<(String, String), String> {
         if let Some(b) = BUNDLED.iter().find(|b| b.name == name_or_path) {
-            return Profile::parse(b.toml, &format!("profiles/{}.toml", b.name));
+            return Ok((b.toml.to_string(), format!("profiles/{}.toml", b.name)));
         }
         let path = Path::new(name_or_path);
         if path.exists() {
             let text = std::fs::read_to_string(path).map_err(|e| format!("{name_or_path}: {e}"))?;
-            return Profile::parse(&text, name_or_path);
+            return Ok((text, name_or_path.to_string()));
         }
         let names: Vec<&str> = BUNDLED.iter().map(|b| b.name).collect();
         Err(format!("--device={name_or_path}: no bundled profile of that name and no such file (bundled: {})", names.join(", ")))
+    }
+
+    /// A bundled profile by name, or a TOML file by path.
+    pub fn load(name_or_path: &str) -> Result<Profile, String> {
+        let (text, file) = Profile::source(name_or_path)?;
+        Profile::parse(&text, &file)
     }
 }
 
