@@ -71,7 +71,6 @@ pub struct RealTarget {
     ring: Option<IoUring>,
     /// Why io_uring is not used (batches then run one I/O at a time).
     pub uring_unavailable: Option<String>,
-    pub block_device: bool,
 }
 
 impl RealTarget {
@@ -130,7 +129,6 @@ impl RealTarget {
             writable: write,
             ring,
             uring_unavailable,
-            block_device,
         })
     }
 

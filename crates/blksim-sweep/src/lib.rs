@@ -168,7 +168,7 @@ pub fn finish(spec: &spec::Spec, o: &Options) -> Result<u64, String> {
     let rows: Vec<run::Row> = all.into_values().flat_map(|(_, r)| r).collect();
     out::write_parquet(&o.out, spec, &rows)?;
     if let Some(c) = &o.csv {
-        let text = out::header(spec, false) + &out::csv_lines_sorted(&rows);
+        let text = out::header(spec, false) + &out::csv_lines(&rows, false);
         std::fs::write(c, text).map_err(|e| format!("{}: {e}", c.display()))?;
     }
     Ok(rows.len() as u64)

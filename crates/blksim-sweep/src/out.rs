@@ -60,11 +60,6 @@ pub fn csv_lines(rows: &[Row], with_count: bool) -> String {
     s
 }
 
-/// Rows already in point order, as CSV lines without the journal's count column.
-pub fn csv_lines_sorted(rows: &[Row]) -> String {
-    csv_lines(rows, false)
-}
-
 pub fn header(spec: &Spec, with_count: bool) -> String {
     let mut c: Vec<String> = columns(spec).iter().map(|c| quote(c)).collect();
     if with_count {
