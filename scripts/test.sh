@@ -19,7 +19,8 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 # A clone of the repository alone must pass: no tracked file may point into a folder beside
-# it (such as ../shared). This script is left out because it names the pattern.
+# it (a sibling folder of reference material, say). This script is left out because it names
+# the pattern.
 pattern='(\.\./)+shared|shared/reference'
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   outside=$(git grep -n -E -e "$pattern" -- ':!scripts/test.sh' || true)
