@@ -60,6 +60,8 @@ pub struct DriverOut {
     /// The device lost power at this time (a modelled power cut); the sectors whose data it
     /// lost or tore, with the versions they hold now (`[start, end)`, version).
     pub power_cut: Option<(Ns, CutSectors)>,
+    /// Time requests spent at the driver's own stages (host queue, device), when asked.
+    pub spans: crate::stage::Spans,
 }
 
 /// Sector ranges a power cut changed: `[start, end)` and the version each holds now.

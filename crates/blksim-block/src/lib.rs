@@ -14,6 +14,7 @@
 //!   (`block/blk-mq-sched.c`, `blk_mq_dispatch_rq_list`), completion and restart.
 //! * [`integrity`]: the data-integrity oracle (per-sector versions, checked on every read).
 //! * [`driver`]: the [`Driver`] trait, shaped like `struct blk_mq_ops`.
+//! * [`stage`]: the time a request spends at each stage, for queue depth over time.
 
 /// The CPU/lock model, its own layer (`blksim-cpu`), as the block layer sees it.
 pub use blksim_cpu as cpu;
@@ -25,6 +26,7 @@ pub mod merge;
 pub mod plug;
 pub mod queue;
 pub mod request;
+pub mod stage;
 pub mod tags;
 
 pub use driver::{BlkStatus, Driver, DriverOut};

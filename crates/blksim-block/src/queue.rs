@@ -87,6 +87,9 @@ pub struct BlkOut {
     pub bio_trail: Vec<RqTrail>,
     /// Record [`Self::bio_trail`] (`blksim run --explain`).
     pub explain: bool,
+    /// Time requests spent in the block layer and at the driver, and the driver's busy
+    /// intervals, when asked (queue depth over time).
+    pub spans: crate::stage::Spans,
 }
 
 /// The block layer's part of an I/O's path (`blksim run --explain`): when its request was
@@ -255,6 +258,8 @@ pub struct RequestQueue {
     /// Data-integrity oracle (`crate::integrity`), fed at submission and completion.
     pub integrity: crate::integrity::Integrity,
     last_busy_change: Ns,
+    /// Since when at least one request has been at the driver (busy spans).
+    busy_since: Ns,
     total_in_flight: u32,
     /// How the elevator takes its lock ([`crate::CpuFootprint`]): once per request on insert
     /// (bfq's `bfq_insert_request`) or once per list (`dd_insert_requests`), and whether
@@ -334,6 +339,7 @@ impl RequestQueue {
             llc_cpus: 0,
             integrity: crate::integrity::Integrity::new(),
             last_busy_change: 0,
+            busy_since: 0,
             total_in_flight: 0,
             elv_lock_per_insert: false,
             elv_locked_finish: false,

@@ -31,6 +31,7 @@ use crate::recovery::{Costs, Fault, FaultConfig, Outcome, Recovery, RecoveryOps}
 use crate::HostCosts;
 use blksim_block::driver::{BlkStatus, CallCtx, Driver, DriverOut, DriverStats};
 use blksim_block::request::{flags, Op, RqId, RqPool};
+use blksim_block::stage::Stage;
 use blksim_core::Ns;
 use blksim_device::emmc::bus::R1_BITS;
 use blksim_device::emmc::{Access, Card, CardCmd, CardOp, CardTiming, Proto};
@@ -715,6 +716,13 @@ impl MmcDriver {
         }
         if tr.hw_done > 0 && now >= tr.hw_done {
             self.stats.completion_ns += now - tr.hw_done;
+        }
+        // Queue depth over time: waiting in the driver until the command went on the bus,
+        // then on the bus and in the card until the transfer and busy ended.
+        if tr.started > 0 {
+            out.spans.push(Stage::HostQueue, tr.accepted, tr.started);
+            out.spans
+                .push(Stage::Device, tr.started, tr.hw_done.max(tr.started));
         }
         // After a failed attempt: requeued for another try, or failed (`mmc_blk_mq_complete_rq`).
         match tr.outcome {

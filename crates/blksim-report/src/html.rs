@@ -4,11 +4,15 @@
 //!   histogram (the json+ bins), with fio's p50, p90, p99 and p99.9 marked;
 //! * per job, IOPS and bandwidth over time, a line per direction, from completions counted
 //!   in bounded buckets ([`crate::timeline`]);
+//! * queue depth over time at each stage (block layer, driver, host queue, hsq slots,
+//!   device) and the device's busy fraction, from [`crate::depth`], with each stage's mean
+//!   depth over the run in a table;
 //! * the time the run's I/Os spent at each layer (the `blksim` facts: block-layer wait, host
 //!   queue, hsq slot waits, bus, card, completion), one bar per layer;
 //! * tables: per job and direction IOPS, bandwidth and latencies; the job options; the device
 //!   profile's values with where each came from.
 
+use crate::depth::{DepthTimeline, MAX_SERIES};
 use crate::json::JsonValue;
 use crate::report::RunReport;
 use plotters::prelude::*;
@@ -145,13 +149,68 @@ fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
     Ok(Some(svg))
 }
 
+/// A chart of lines over time: (label, colour, points) per series.
+struct Lines<'a> {
+    title: String,
+    y_desc: &'a str,
+    series: Vec<(&'a str, RGBColor, Vec<(f64, f64)>)>,
+    /// Upper end of the y axis when fixed (a fraction), else from the data.
+    y_max: Option<f64>,
+}
+
+impl Lines<'_> {
+    fn svg(&self) -> io::Result<String> {
+        let x_hi = self
+            .series
+            .iter()
+            .flat_map(|s| s.2.iter().map(|p| p.0))
+            .fold(0.0f64, f64::max);
+        let y_hi = self.y_max.unwrap_or_else(|| {
+            let m = self
+                .series
+                .iter()
+                .flat_map(|s| s.2.iter().map(|p| p.1))
+                .fold(0.0f64, f64::max);
+            (m * 1.1).max(1.0)
+        });
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (720, 260)).into_drawing_area();
+            root.fill(&WHITE).map_err(chart_err)?;
+            let mut c = ChartBuilder::on(&root)
+                .caption(&self.title, ("sans-serif", 16))
+                .margin(10)
+                .x_label_area_size(36)
+                .y_label_area_size(64)
+                .build_cartesian_2d(0f64..x_hi.max(1e-3), 0f64..y_hi)
+                .map_err(chart_err)?;
+            c.configure_mesh()
+                .max_light_lines(2)
+                .x_desc("time (s)")
+                .y_desc(self.y_desc)
+                .draw()
+                .map_err(chart_err)?;
+            for (label, color, pts) in &self.series {
+                let color = *color;
+                c.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                    .map_err(chart_err)?
+                    .label(*label)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            }
+            legend(&mut c)?;
+            root.present().map_err(chart_err)?;
+        }
+        Ok(svg)
+    }
+}
+
 /// One job's IOPS (`bw` false) or bandwidth (`bw` true) over time as SVG, a line per
 /// direction; `None` without a timeline.
 fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
     let Some(t) = r.jobs[job].stats.timeline.as_ref() else {
         return Ok(None);
     };
-    let series: Vec<(usize, Vec<(f64, f64)>)> = (0..3)
+    let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = (0..3)
         .filter(|&d| t.ios.iter().any(|b| b[d] > 0))
         .map(|d| {
             let pts = t
@@ -159,60 +218,78 @@ fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
                 .into_iter()
                 .map(|(x, iops, kib)| (x, if bw { kib / 1024.0 } else { iops }))
                 .collect();
-            (d, pts)
+            (DDIRS[d], COLORS[d], pts)
         })
         .collect();
     if series.is_empty() {
         return Ok(None);
     }
-    let x_hi = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.0))
-        .fold(0.0f64, f64::max);
-    let y_hi = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
     let (what, unit) = if bw {
         ("bandwidth", "MiB/s")
     } else {
         ("IOPS", "I/Os per second")
     };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (720, 260)).into_drawing_area();
-        root.fill(&WHITE).map_err(chart_err)?;
-        let mut c = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "{}: {what} over time ({} ms buckets)",
-                    r.jobs[job].name,
-                    t.width_ns as f64 / 1e6
-                ),
-                ("sans-serif", 16),
-            )
-            .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0f64..x_hi.max(1e-3), 0f64..(y_hi * 1.1).max(1.0))
-            .map_err(chart_err)?;
-        c.configure_mesh()
-            .max_light_lines(2)
-            .x_desc("time (s)")
-            .y_desc(unit)
-            .draw()
-            .map_err(chart_err)?;
-        for (d, pts) in &series {
-            let color = COLORS[*d];
-            c.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-                .map_err(chart_err)?
-                .label(DDIRS[*d])
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
-        }
-        legend(&mut c)?;
-        root.present().map_err(chart_err)?;
+    Lines {
+        title: format!(
+            "{}: {what} over time ({} ms buckets)",
+            r.jobs[job].name,
+            t.width_ns as f64 / 1e6
+        ),
+        y_desc: unit,
+        series,
+        y_max: None,
     }
-    Ok(Some(svg))
+    .svg()
+    .map(Some)
+}
+
+/// Colours of the stages' depth lines.
+const STAGE_COLORS: [RGBColor; MAX_SERIES] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(127, 127, 127),
+    RGBColor(23, 190, 207),
+];
+
+/// Queue depth over time, a line per stage requests passed through.
+fn depth_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
+    let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = (0..d.names.len())
+        .filter(|&s| d.seen[s])
+        .map(|s| (d.names[s], STAGE_COLORS[s], d.depth(s)))
+        .collect();
+    if series.is_empty() {
+        return Ok(None);
+    }
+    Lines {
+        title: format!(
+            "queue depth at each stage ({} ms buckets, time-weighted mean)",
+            d.width_ns as f64 / 1e6
+        ),
+        y_desc: "requests",
+        series,
+        y_max: None,
+    }
+    .svg()
+    .map(Some)
+}
+
+/// The fraction of each bucket with a request at the driver.
+fn busy_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
+    if d.busy.is_empty() {
+        return Ok(None);
+    }
+    Lines {
+        title: format!("device busy ({} ms buckets)", d.width_ns as f64 / 1e6),
+        y_desc: "fraction busy",
+        series: vec![("busy", COLORS[0], d.busy_fraction())],
+        y_max: Some(1.05),
+    }
+    .svg()
+    .map(Some)
 }
 
 /// (label, ns) of each layer the `blksim` facts time.
@@ -381,6 +458,33 @@ pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Resu
                 );
             }
         }
+    }
+    if let Some(d) = &r.depth {
+        h.push_str("<h2>Queue depth and device busy over time</h2>\n");
+        if let Some(svg) = depth_svg(d)? {
+            let _ = writeln!(h, "<div class=\"chart depth\">{svg}</div>");
+        }
+        if let Some(svg) = busy_svg(d)? {
+            let _ = writeln!(h, "<div class=\"chart busy\">{svg}</div>");
+        }
+        // The whole run's figures: Little's law makes each stage's mean depth its
+        // throughput times its mean time.
+        h.push_str("<table id=\"depth\"><tr><th>stage</th><th>mean requests</th></tr>\n");
+        for s in (0..d.names.len()).filter(|&s| d.seen[s]) {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td data-value=\"{}\">{:.3}</td></tr>",
+                esc(d.names[s]),
+                d.mean_depth(s),
+                d.mean_depth(s)
+            );
+        }
+        let _ = writeln!(
+            h,
+            "<tr><td>device busy (util)</td><td data-value=\"{}\">{:.2} %</td></tr></table>",
+            d.util(),
+            d.util() * 100.0
+        );
     }
     if let Some(b) = &r.blksim {
         let l = layers(b);

@@ -7,10 +7,13 @@
 //! * [`normal`] / [`json`]: fio 3.33's normal and JSON/JSON+ layouts, byte for byte.
 //! * [`log`]: fio's per-job log files (bw, lat, iops, clat histogram), streamed.
 //! * [`terse`]: fio's terse (`--minimal`) lines, versions 2 to 5.
+//! * [`html`]: the HTML report, with [`timeline`] (completions over time) and [`depth`]
+//!   (queue depth at each stage and device busy over time) as its data.
 //!
 //! Nothing here reads the wall clock: the timestamps and ctime strings fio prints come
 //! from the caller, and pids are deterministic ([`report::FAKE_PID_BASE`]).
 
+pub mod depth;
 pub mod hist;
 pub mod html;
 pub mod json;

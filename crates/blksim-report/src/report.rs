@@ -270,6 +270,8 @@ pub struct RunReport {
     pub disk_util: Vec<DiskUtil>,
     /// Extra top-level JSON object, printed last under `"blksim"`.
     pub blksim: Option<JsonValue>,
+    /// Queue depth at each stage and device busy over time (the HTML report), when kept.
+    pub depth: Option<crate::depth::DepthTimeline>,
 }
 
 impl Default for RunReport {
@@ -286,6 +288,7 @@ impl Default for RunReport {
             groups: Vec::new(),
             disk_util: Vec::new(),
             blksim: None,
+            depth: None,
         }
     }
 }

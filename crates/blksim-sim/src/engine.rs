@@ -17,9 +17,11 @@ use crate::platform::Platform;
 use blksim_block::cpu::CpuModel;
 use blksim_block::queue::{BlkOut, BlkStats, BlkTraceRec, Submit};
 use blksim_block::request::{flags, IoPrioClass};
+use blksim_block::stage::Stage;
 use blksim_block::{Bio, BlkStatus, Driver, DriverOut, Op, RequestQueue};
 use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC, NS_HORIZON};
 use blksim_job::{Ddir, JobSpec};
+use blksim_report::depth::DepthTimeline;
 use blksim_report::stats::{JobStats, StatsOptions};
 use blksim_workload::{IoGen, IoU, Region};
 use task::{InSyscall, IoUnit, SyncKind, Task, TaskState, Wait};
@@ -174,6 +176,8 @@ pub struct SimOutput {
     pub io_errors: u64,
     /// The I/O errors that stopped a job, for fio's `io_u error` message.
     pub fatal_errors: Vec<IoErrorRecord>,
+    /// Queue depth at each stage and driver busy over time (with the timeline on).
+    pub depth: Option<DepthTimeline>,
 }
 
 /// What a power cut did.
@@ -204,6 +208,8 @@ pub struct Sim {
     progress: Option<crate::setup::ProgressHook>,
     /// `--explain=N`: the slowest I/Os' paths.
     explain: Option<explain::Explain>,
+    /// Queue depth at each stage over time (the HTML report).
+    depth: Option<DepthTimeline>,
     /// `BLKSIM_DEBUG_EVENTS=1` prints every event to stderr (developer aid).
     debug_events: bool,
     /// The power cut, once it happened.
@@ -444,6 +450,7 @@ impl Sim {
             max_events: u64::MAX,
             progress: None,
             explain: None,
+            depth: None,
             debug_events: false,
             jitter_rng: RngStreams::new(seed).stream("platform.jitter"),
             power_cut: None,
@@ -478,6 +485,13 @@ impl Sim {
         for t in &mut self.tasks {
             t.stats_opts.timeline = on;
         }
+        // And where requests spend their time, stage by stage (queue depth over time).
+        self.out.spans.on = on;
+        self.out.drv.spans.on = on;
+        self.depth = on.then(|| {
+            let names: Vec<&'static str> = Stage::ALL.iter().map(|s| s.label()).collect();
+            DepthTimeline::new(0, &names)
+        });
     }
 
     /// Print every event on stderr as it is handled (`BLKSIM_DEBUG_EVENTS` in the binary).
@@ -562,7 +576,11 @@ impl Sim {
         }
         let end = self.evq.now();
         self.report_progress(end, true);
-        self.queue.account_until(end);
+        self.queue.account_until(end, &mut self.out.spans);
+        self.take_spans();
+        if let Some(d) = self.depth.as_mut() {
+            d.finish(end);
+        }
         // Nothing may be lost: every request completed, every task finished.
         for (i, t) in self.tasks.iter().enumerate() {
             if t.state != TaskState::Done {
@@ -643,6 +661,7 @@ impl Sim {
                 .and_then(|d| d.first_violation.clone()),
             io_errors: self.io_errors,
             fatal_errors: std::mem::take(&mut self.fatal_errors),
+            depth: self.depth.take(),
         })
     }
 
@@ -931,6 +950,9 @@ impl Sim {
             if !self.out.trace.is_empty() || !self.out.drv.notes.is_empty() {
                 self.flush_trace();
             }
+            if !self.out.spans.is_empty() || !self.out.drv.spans.is_empty() {
+                self.take_spans();
+            }
             if !progress {
                 break;
             }
@@ -942,6 +964,23 @@ impl Sim {
                 self.elv_timer_at = Some(at);
                 self.evq.push(at, Ev::ElvTimer(at));
             }
+        }
+    }
+
+    /// Move the stage intervals the layers reported into the depth timeline.
+    fn take_spans(&mut self) {
+        let Some(d) = self.depth.as_mut() else {
+            return;
+        };
+        for sp in [&mut self.out.spans, &mut self.out.drv.spans] {
+            for &(stage, from, to) in &sp.stages {
+                d.add(stage.index(), from, to);
+            }
+            for &(from, to) in &sp.busy {
+                d.add_busy(from, to);
+            }
+            sp.stages.clear();
+            sp.busy.clear();
         }
     }
 

@@ -487,6 +487,7 @@ pub fn build_report(
         timestamp_ms: wall.timestamp_ms,
         time: wall.ctime.clone(),
         global_options: fio_order(&jobs.global_options),
+        depth: out.depth.clone(),
         ..RunReport::default()
     };
     // Headers: one per job section, groups as expanded.

@@ -154,3 +154,83 @@ fn html_alone_is_the_output() {
     assert!(!d.join("blksim-report.html").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The numbers in `<table id="{id}">`: (first cell, `data-value`) per row.
+fn table_values(dom: &str, id: &str) -> Vec<(String, f64)> {
+    let start = dom.find(&format!("<table id=\"{id}\"")).expect("the table");
+    let end = start + dom[start..].find("</table>").unwrap();
+    dom[start..end]
+        .split("<tr>")
+        .filter_map(|row| {
+            let name = row.strip_prefix("<td>")?.split("</td>").next()?.to_string();
+            let v = row.split("data-value=\"").nth(1)?.split('"').next()?;
+            Some((name, v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Queue depth over time: a line per stage the requests passed, a point per bucket; the
+/// run's mean depths obey Little's law against the JSON report's own figures (requests in
+/// the block layer and at the driver = IOPS × mean completion latency, every 4 KiB random
+/// read one request), the driver's depth holds its host queue and device, and the busy
+/// fraction is the disk util the JSON reports.
+#[test]
+fn queue_depth_over_time_follows_littles_law() {
+    let d = dir("depth");
+    let json = d.join("run.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args([
+            "run",
+            "--name=a",
+            "--rw=randread",
+            "--size=16m",
+            "--runtime=200ms",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--set=host.queue=hsq",
+            "--output-format=json,html",
+        ])
+        .arg(format!("--output={}", json.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (dom, log) = chromium_dom(&d.join("run.json.html"));
+    assert!(!log.contains(":CONSOLE"), "{log}");
+    let depth = charts(&dom, "depth");
+    assert_eq!(depth.len(), 1);
+    let lines = depth[0].matches("stroke-width=\"2\"").count();
+    assert_eq!(
+        lines, 5,
+        "block layer, driver, host queue, hsq slot wait, device"
+    );
+    for line in depth[0].split("stroke-width=\"2\" points=\"").skip(1) {
+        let pts = line.split('"').next().unwrap().split_whitespace().count();
+        assert!((195..=205).contains(&pts), "{pts} points for a 200 ms run");
+    }
+    assert_eq!(charts(&dom, "busy").len(), 1);
+    let v = table_values(&dom, "depth");
+    let get = |k: &str| v.iter().find(|x| x.0.starts_with(k)).unwrap().1;
+    let r = &doc["jobs"][0]["read"];
+    let little = r["iops"].as_f64().unwrap() * r["clat_ns"]["mean"].as_f64().unwrap() / 1e9;
+    let measured = get("block layer") + get("at the driver");
+    assert!(
+        (measured - little).abs() / little < 0.03,
+        "block layer + driver {measured:.3} against IOPS x clat {little:.3}"
+    );
+    let (drv, hq, dev) = (get("at the driver"), get("host queue"), get("device"));
+    assert!(
+        hq + dev <= drv + 1e-9 && hq + dev > 0.9 * drv,
+        "{hq} + {dev} within {drv}"
+    );
+    // One command at a time on the card: its depth is its busy fraction, at most 1.
+    assert!(dev <= 1.0 && dev > 0.5, "device {dev}");
+    let util = doc["disk_util"][0]["util"].as_f64().unwrap() / 100.0;
+    assert!(
+        (get("device busy") - util).abs() < 0.01,
+        "busy {} against disk util {util}",
+        get("device busy")
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

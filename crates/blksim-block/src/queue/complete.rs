@@ -3,6 +3,7 @@
 //! elevator's completion hooks, and in-flight accounting for the disk stats.
 
 use super::*;
+use crate::stage::Stage;
 
 impl RequestQueue {
     /// Process completions the driver reported (inline or from its timers).
@@ -61,7 +62,7 @@ impl RequestQueue {
                 r.hctx
             };
             self.trace(out, now, b'R', TraceSrc::Rq(rq), 0);
-            self.set_in_flight_delta(hctx, -1, now);
+            self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
             self.stats.requeues += 1;
             let r = self.pool.get_mut(rq);
             r.state = RqState::Idle;
@@ -115,7 +116,13 @@ impl RequestQueue {
         }
     }
 
-    pub(super) fn set_in_flight_delta(&mut self, hctx: u16, delta: i32, now: &mut Ns) {
+    pub(super) fn set_in_flight_delta(
+        &mut self,
+        hctx: u16,
+        delta: i32,
+        now: &mut Ns,
+        spans: &mut crate::stage::Spans,
+    ) {
         // Accounting for util (`io_ticks`: time with a request started at the driver).
         // Contexts on different CPUs may run at slightly different local times: never
         // account backwards.
@@ -128,19 +135,27 @@ impl RequestQueue {
         let h = &mut self.hctxs[hctx as usize];
         if delta > 0 {
             h.in_flight += 1;
+            if self.total_in_flight == 0 {
+                self.busy_since = t;
+            }
             self.total_in_flight += 1;
             self.stats.max_in_flight = self.stats.max_in_flight.max(self.total_in_flight);
         } else {
             h.in_flight -= 1;
             self.total_in_flight -= 1;
+            if self.total_in_flight == 0 {
+                spans.push_busy(self.busy_since, t);
+            }
         }
     }
 
     /// Close the util accounting at the end of a run.
-    pub fn account_until(&mut self, now: Ns) {
+    pub fn account_until(&mut self, now: Ns, spans: &mut crate::stage::Spans) {
         let span = now.saturating_sub(self.last_busy_change);
         if self.total_in_flight > 0 {
             self.stats.busy_ns += span;
+            spans.push_busy(self.busy_since, now);
+            self.busy_since = now;
         }
         self.last_busy_change = now.max(self.last_busy_change);
     }
@@ -168,7 +183,7 @@ impl RequestQueue {
             (r.hctx, r.rq_flags)
         };
         self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
-        self.set_in_flight_delta(hctx, -1, now);
+        self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
         self.pool.get_mut(rq).state = RqState::Idle;
         if rq_flags & crate::request::rqf::FLUSH_RQ != 0 {
             return self.flush_end_io(cpus, rq, st, drv, now, out);
@@ -254,6 +269,18 @@ impl RequestQueue {
                 self.stats.ios[dir] += 1;
                 self.stats.sectors[dir] += nsec as u64;
                 self.stats.ticks_ns[dir] += ticks;
+            }
+        }
+        if out.spans.on {
+            // The request's time in the block layer (made → accepted by `queue_rq`) and at
+            // the driver; one that never reached the driver was in the block layer throughout.
+            let r = self.pool.get(rq);
+            if issued {
+                out.spans
+                    .push(Stage::BlockLayer, r.alloc_time, r.issue_time);
+                out.spans.push(Stage::Driver, r.issue_time, *now);
+            } else {
+                out.spans.push(Stage::BlockLayer, r.alloc_time, *now);
             }
         }
         let trail = out.explain.then(|| {

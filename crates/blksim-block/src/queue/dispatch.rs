@@ -72,7 +72,7 @@ impl RequestQueue {
             }
         }
         self.stats.queue_rq_calls += 1;
-        self.set_in_flight_delta(hctx, 1, now);
+        self.set_in_flight_delta(hctx, 1, now, &mut out.spans);
         let st = drv.queue_rq(&self.pool, rq, hctx, last, ctx, *now, &mut out.drv);
         match st {
             BlkStatus::Ok | BlkStatus::Blocked => {
@@ -89,7 +89,7 @@ impl RequestQueue {
             }
             BlkStatus::Resource | BlkStatus::DevResource => {
                 self.stats.queue_rq_resource += 1;
-                self.set_in_flight_delta(hctx, -1, now);
+                self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
                 let r = self.pool.get_mut(rq);
                 r.state = RqState::Idle;
                 r.requeues += 1;

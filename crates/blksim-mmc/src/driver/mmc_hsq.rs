@@ -63,6 +63,7 @@ impl MmcDriver {
         let wait = now - self.tracked[&s.rq].queued;
         self.stats.hsq_slot_wait_ns += wait;
         self.stats.hsq_slot_wait_max_ns = self.stats.hsq_slot_wait_max_ns.max(wait);
+        out.spans.push(Stage::HsqSlot, now - wait, now);
         let name = &self.name;
         self.note(out, now, || {
             format!("{name} hsq start tag={tag} slot_wait_ns={wait}")
