@@ -149,11 +149,14 @@ fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
     Ok(Some(svg))
 }
 
-/// A chart of lines over time: (label, colour, points) per series.
+/// A line: its label, colour and points.
+type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+/// A chart of lines over time.
 struct Lines<'a> {
     title: String,
     y_desc: &'a str,
-    series: Vec<(&'a str, RGBColor, Vec<(f64, f64)>)>,
+    series: Vec<Series<'a>>,
     /// Upper end of the y axis when fixed (a fraction), else from the data.
     y_max: Option<f64>,
 }
@@ -210,7 +213,7 @@ fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
     let Some(t) = r.jobs[job].stats.timeline.as_ref() else {
         return Ok(None);
     };
-    let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = (0..3)
+    let series: Vec<Series> = (0..3)
         .filter(|&d| t.ios.iter().any(|b| b[d] > 0))
         .map(|d| {
             let pts = t
@@ -257,7 +260,7 @@ const STAGE_COLORS: [RGBColor; MAX_SERIES] = [
 
 /// Queue depth over time, a line per stage requests passed through.
 fn depth_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
-    let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = (0..d.names.len())
+    let series: Vec<Series> = (0..d.names.len())
         .filter(|&s| d.seen[s])
         .map(|s| (d.names[s], STAGE_COLORS[s], d.depth(s)))
         .collect();
