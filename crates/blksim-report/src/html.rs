@@ -28,6 +28,9 @@ pub struct HtmlExtra {
     pub params: Vec<(String, String, String)>,
 }
 
+/// The pages' style sheet.
+const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:980px}table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.chart{margin:12px 0}";
+
 const DDIRS: [&str; 3] = ["read", "write", "trim"];
 const COLORS: [RGBColor; 3] = [
     RGBColor(31, 119, 180),
@@ -75,6 +78,57 @@ fn cdf(hist: &crate::hist::LatHist) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A CDF line: label, colour, points (µs, fraction) and the marked percentiles.
+type CdfSeries<'a> = (&'a str, RGBColor, Vec<(f64, f64)>, Vec<(f64, f64)>);
+
+/// Completion-latency CDFs on a log axis, one line per series, its marks as dots.
+fn cdf_chart(title: &str, series: &[CdfSeries]) -> io::Result<String> {
+    let lo = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.0))
+        .fold(f64::INFINITY, f64::min);
+    let hi = series
+        .iter()
+        .flat_map(|s| s.2.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max);
+    let (lo, hi) = (lo * 0.8, (hi * 1.25).max(lo * 2.0));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 360)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let mut c = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(48)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0f64)
+            .map_err(chart_err)?;
+        c.configure_mesh()
+            .x_labels(8)
+            .max_light_lines(2)
+            .x_desc("clat (µs, log scale)")
+            .y_desc("fraction of I/Os")
+            .draw()
+            .map_err(chart_err)?;
+        for (name, color, pts, marks) in series {
+            let color = *color;
+            c.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(chart_err)?
+                .label(*name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            c.draw_series(
+                marks
+                    .iter()
+                    .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
+            )
+            .map_err(chart_err)?;
+        }
+        legend(&mut c)?;
+        root.present().map_err(chart_err)?;
+    }
+    Ok(svg)
+}
+
 /// One job's CDF chart as SVG; `None` when no direction has latencies.
 fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
     let js = &r.jobs[job].stats;
@@ -93,60 +147,18 @@ fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
                     .zip(MARKS)
                     .map(|(&v, q)| (v.max(1) as f64 / 1000.0, q / 100.0))
                     .collect();
-                series.push((d, *name, pts, marks));
+                series.push((*name, COLORS[d], pts, marks));
             }
         }
     }
     if series.is_empty() {
         return Ok(None);
     }
-    let lo = series
-        .iter()
-        .flat_map(|s| s.2.iter().map(|p| p.0))
-        .fold(f64::INFINITY, f64::min);
-    let hi = series
-        .iter()
-        .flat_map(|s| s.2.iter().map(|p| p.0))
-        .fold(0.0f64, f64::max);
-    let (lo, hi) = (lo * 0.8, (hi * 1.25).max(lo * 2.0));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (720, 360)).into_drawing_area();
-        root.fill(&WHITE).map_err(chart_err)?;
-        let mut c = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: completion latency CDF", r.jobs[job].name),
-                ("sans-serif", 16),
-            )
-            .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0f64)
-            .map_err(chart_err)?;
-        c.configure_mesh()
-            .x_labels(8)
-            .max_light_lines(2)
-            .x_desc("clat (µs, log scale)")
-            .y_desc("fraction of I/Os")
-            .draw()
-            .map_err(chart_err)?;
-        for (d, name, pts, marks) in &series {
-            let color = COLORS[*d];
-            c.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-                .map_err(chart_err)?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
-            c.draw_series(
-                marks
-                    .iter()
-                    .map(|&(x, y)| Circle::new((x, y), 4, color.filled())),
-            )
-            .map_err(chart_err)?;
-        }
-        legend(&mut c)?;
-        root.present().map_err(chart_err)?;
-    }
-    Ok(Some(svg))
+    cdf_chart(
+        &format!("{}: completion latency CDF", r.jobs[job].name),
+        &series,
+    )
+    .map(Some)
 }
 
 /// A line: its label, colour and points.
@@ -395,7 +407,7 @@ pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Resu
     );
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>body{{font-family:sans-serif;margin:24px;max-width:980px}}table{{border-collapse:collapse;margin:8px 0 20px}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}td:first-child,th:first-child{{text-align:left}}.chart{{margin:12px 0}}</style></head><body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{STYLE}</style></head><body>\n",
         esc(&title)
     );
     let _ = writeln!(
@@ -530,5 +542,87 @@ pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Resu
         );
     }
     h.push_str("</table>\n</body></html>\n");
+    out.write_all(h.as_bytes())
+}
+
+/// One table of `blksim compare`, with the files' CDFs for its job and direction.
+pub struct HtmlTable {
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Per file: its label and completion-latency CDF (µs, fraction).
+    pub cdfs: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// Colours of the compared files' lines, A first.
+const FILE_COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// `blksim compare --output-format=html`: the files, then per job and direction the
+/// comparison table and the files' CDFs overlaid.
+pub fn write_compare_html(
+    files: &[String],
+    tables: &[HtmlTable],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>blksim compare</title>\n<style>{STYLE}</style></head><body>\n<h1>blksim compare</h1>\n<ul id=\"files\">"
+    );
+    for f in files {
+        let _ = write!(h, "<li>{}</li>", esc(f));
+    }
+    h.push_str("</ul>\n");
+    for (k, t) in tables.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<h2>{}</h2>\n<table id=\"compare-{k}\"><tr>{}</tr>",
+            esc(&t.title),
+            t.header
+                .iter()
+                .map(|c| format!("<th>{}</th>", esc(c)))
+                .collect::<String>()
+        );
+        for row in &t.rows {
+            let _ = writeln!(
+                h,
+                "<tr>{}</tr>",
+                row.iter()
+                    .map(|c| format!("<td>{}</td>", esc(c)))
+                    .collect::<String>()
+            );
+        }
+        h.push_str("</table>\n");
+        let series: Vec<CdfSeries> = t
+            .cdfs
+            .iter()
+            .enumerate()
+            .map(|(i, (label, pts))| {
+                (
+                    label.as_str(),
+                    FILE_COLORS[i % FILE_COLORS.len()],
+                    pts.clone(),
+                    Vec::new(),
+                )
+            })
+            .collect();
+        if !series.is_empty() {
+            let _ = writeln!(
+                h,
+                "<div class=\"chart cdf\">{}</div>",
+                cdf_chart(&format!("{}: completion latency CDF", t.title), &series)?
+            );
+        }
+    }
+    h.push_str("</body></html>\n");
     out.write_all(h.as_bytes())
 }

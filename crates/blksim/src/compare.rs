@@ -12,12 +12,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 pub const USAGE: &str = "\
-usage: blksim compare A.json B.json [C.json ...]
+usage: blksim compare [--output-format=text|html] A.json B.json [C.json ...]
        fio JSON reports (--output-format=json or json+, from blksim or the real fio): per job
        and direction, IOPS, bandwidth, mean and percentile latencies of each file, and the
        deltas of B, C, ... against A, absolute and relative. Reports of
        `blksim run --seeds=N` give means over the seeds and a 95 % confidence interval of
-       each delta.
+       each delta. With --output-format=html, one self-contained page: the same tables and,
+       per job and direction, the files' completion-latency CDFs overlaid (from json+'s
+       histogram bins, or through the clat percentiles of a plain JSON report).
 ";
 
 /// The figures `compare` reads from one job of a fio JSON report, kept per seed by
@@ -60,6 +62,8 @@ pub fn seed_jobs(r: &RunReport) -> JsonValue {
 struct Doc {
     path: String,
     seeds: Vec<(Option<u64>, Figures)>,
+    /// Per (job, direction) of the report's own run: its completion-latency CDF.
+    cdfs: BTreeMap<Key, Vec<(f64, f64)>>,
 }
 
 type Key = (usize, String, String); // (job position, job name, direction)
@@ -120,6 +124,47 @@ fn figures(jobs: &Value) -> Figures {
     f
 }
 
+/// The completion-latency CDF of each (job, direction): from json+'s histogram bins when
+/// the report has them, else through its clat percentiles.
+fn cdfs(jobs: &Value) -> BTreeMap<Key, Vec<(f64, f64)>> {
+    let mut out = BTreeMap::new();
+    for (i, j) in jobs.as_array().into_iter().flatten().enumerate() {
+        let name = j["jobname"].as_str().unwrap_or("?").to_string();
+        for ddir in ["read", "write", "trim"] {
+            let c = &j[ddir]["clat_ns"];
+            let mut pts: Vec<(f64, f64)> = Vec::new();
+            if let Some(bins) = c.get("bins").and_then(Value::as_object) {
+                let mut b: Vec<(f64, f64)> = bins
+                    .iter()
+                    .filter_map(|(k, n)| Some((k.parse::<f64>().ok()?, n.as_f64()?)))
+                    .collect();
+                b.sort_by(|x, y| x.0.total_cmp(&y.0));
+                let total: f64 = b.iter().map(|x| x.1).sum();
+                let mut acc = 0.0;
+                for (ns, n) in b {
+                    acc += n;
+                    pts.push((ns.max(1.0) / 1000.0, acc / total));
+                }
+            } else if let Some(p) = c.get("percentile").and_then(Value::as_object) {
+                pts = p
+                    .iter()
+                    .filter_map(|(q, v)| {
+                        Some((
+                            v.as_f64()?.max(1.0) / 1000.0,
+                            q.parse::<f64>().ok()? / 100.0,
+                        ))
+                    })
+                    .collect();
+                pts.sort_by(|x, y| x.1.total_cmp(&y.1));
+            }
+            if !pts.is_empty() {
+                out.insert((i, name.clone(), ddir.to_string()), pts);
+            }
+        }
+    }
+    out
+}
+
 fn load(path: &str) -> Result<Doc, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     // A report may follow other output (`--output-format=normal,json`): the JSON document
@@ -157,6 +202,7 @@ fn load(path: &str) -> Result<Doc, String> {
     Ok(Doc {
         path: path.to_string(),
         seeds,
+        cdfs: cdfs(&v["jobs"]),
     })
 }
 
@@ -239,8 +285,24 @@ fn signed(v: f64) -> String {
     }
 }
 
-/// The comparison as text.
-pub fn compare_text(paths: &[String]) -> Result<String, String> {
+/// The comparison, ready for either writer: per (job, direction) a table whose first column
+/// is left-aligned and the others right-aligned to `widths`, and the files' CDFs.
+struct Comparison {
+    /// "A: path (N seeds)" lines.
+    files: Vec<String>,
+    tables: Vec<Table>,
+}
+
+struct Table {
+    title: String,
+    widths: Vec<usize>,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    /// Per file, its completion-latency CDF for this job and direction: (µs, fraction).
+    cdfs: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+fn compare(paths: &[String]) -> Result<Comparison, String> {
     if paths.len() < 2 {
         return Err(format!("compare: give at least two JSON reports\n{USAGE}"));
     }
@@ -251,34 +313,38 @@ pub fn compare_text(paths: &[String]) -> Result<String, String> {
         ));
     }
     let docs: Vec<Doc> = paths.iter().map(|p| load(p)).collect::<Result<_, _>>()?;
-    let mut o = String::new();
-    for (i, d) in docs.iter().enumerate() {
-        let tag = (b'A' + i as u8) as char;
-        let seeds = match d.seeds.len() {
-            1 if d.seeds[0].0.is_none() => String::new(),
-            n => format!(" ({n} seeds)"),
-        };
-        let _ = writeln!(o, "{tag}: {}{seeds}", d.path);
-    }
+    let tag = |i: usize| (b'A' + i as u8) as char;
+    let files = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let seeds = match d.seeds.len() {
+                1 if d.seeds[0].0.is_none() => String::new(),
+                n => format!(" ({n} seeds)"),
+            };
+            format!("{}: {}{seeds}", tag(i), d.path)
+        })
+        .collect();
     let base = &docs[0];
-    let keys: Vec<&Key> = base.seeds[0].1.keys().collect();
-    for key in keys {
-        let _ = writeln!(o, "\njob '{}' ({}), {}", key.1, key.0 + 1, key.2);
-        let _ = write!(o, "  {:<16}", "metric");
+    let mut tables = Vec::new();
+    for key in base.seeds[0].1.keys() {
+        let mut widths = vec![16];
+        let mut header = vec!["metric".to_string()];
         for i in 0..docs.len() {
-            let _ = write!(o, " {:>14}", (b'A' + i as u8) as char);
+            widths.push(14);
+            header.push(tag(i).to_string());
         }
         for (i, doc) in docs.iter().enumerate().skip(1) {
-            let t = (b'A' + i as u8) as char;
-            let _ = write!(o, " {:>14} {:>9}", format!("{t}-A"), format!("{t}-A %"));
+            widths.extend([14, 9]);
+            header.extend([format!("{}-A", tag(i)), format!("{}-A %", tag(i))]);
             if doc.seeds.len() > 1 || base.seeds.len() > 1 {
-                let _ = write!(o, " {:>25}", "95% CI of delta");
+                widths.push(25);
+                header.push("95% CI of delta".to_string());
             }
         }
-        o.push('\n');
+        let mut rows = Vec::new();
         let names: Vec<String> = base.seeds[0].1[key].keys().cloned().collect();
-        let ordered = order_metrics(names);
-        for m in ordered {
+        for m in order_metrics(names) {
             let series = |d: &Doc| -> Option<Series> {
                 d.seeds
                     .iter()
@@ -286,21 +352,13 @@ pub fn compare_text(paths: &[String]) -> Result<String, String> {
                     .collect()
             };
             let Some(a) = series(base) else { continue };
-            let _ = write!(o, "  {m:<16}");
+            let mut row = vec![m.clone()];
             let all: Vec<Option<Series>> = docs.iter().map(series).collect();
             for s in &all {
-                match s {
-                    Some(v) => {
-                        let _ = write!(
-                            o,
-                            " {:>14}",
-                            num(mean(&v.iter().map(|x| x.1).collect::<Vec<_>>()))
-                        );
-                    }
-                    None => {
-                        let _ = write!(o, " {:>14}", "-");
-                    }
-                }
+                row.push(match s {
+                    Some(v) => num(mean(&v.iter().map(|x| x.1).collect::<Vec<_>>())),
+                    None => "-".to_string(),
+                });
             }
             for (i, s) in all.iter().enumerate().skip(1) {
                 let with_ci = docs[i].seeds.len() > 1 || base.seeds.len() > 1;
@@ -313,27 +371,84 @@ pub fn compare_text(paths: &[String]) -> Result<String, String> {
                         } else {
                             "-".to_string()
                         };
-                        let _ = write!(o, " {:>14} {:>9}", signed(d), rel);
+                        row.extend([signed(d), rel]);
                         if with_ci {
-                            let c = match ci {
+                            row.push(match ci {
                                 Some((lo, hi)) => format!("[{}, {}]", signed(lo), signed(hi)),
                                 None => "-".to_string(),
-                            };
-                            let _ = write!(o, " {c:>25}");
+                            });
                         }
                     }
                     None => {
-                        let _ = write!(o, " {:>14} {:>9}", "-", "-");
+                        row.extend(["-".to_string(), "-".to_string()]);
                         if with_ci {
-                            let _ = write!(o, " {:>25}", "-");
+                            row.push("-".to_string());
                         }
                     }
                 }
+            }
+            rows.push(row);
+        }
+        let cdfs = docs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| {
+                let pts = d.cdfs.get(key)?;
+                Some((tag(i).to_string(), pts.clone()))
+            })
+            .collect();
+        tables.push(Table {
+            title: format!("job '{}' ({}), {}", key.1, key.0 + 1, key.2),
+            widths,
+            header,
+            rows,
+            cdfs,
+        });
+    }
+    Ok(Comparison { files, tables })
+}
+
+/// The comparison as text.
+pub fn compare_text(paths: &[String]) -> Result<String, String> {
+    let c = compare(paths)?;
+    let mut o = String::new();
+    for f in &c.files {
+        let _ = writeln!(o, "{f}");
+    }
+    for t in &c.tables {
+        let _ = writeln!(o, "\n{}", t.title);
+        for row in std::iter::once(&t.header).chain(&t.rows) {
+            for (k, (cell, w)) in row.iter().zip(&t.widths).enumerate() {
+                let _ = if k == 0 {
+                    write!(o, "  {cell:<w$}")
+                } else {
+                    write!(o, " {cell:>w$}")
+                };
             }
             o.push('\n');
         }
     }
     Ok(o)
+}
+
+/// The comparison as one HTML page: the tables, and per job and direction the files'
+/// completion-latency CDFs overlaid.
+pub fn compare_html(paths: &[String]) -> Result<String, String> {
+    let c = compare(paths)?;
+    let tables: Vec<blksim_report::html::HtmlTable> = c
+        .tables
+        .into_iter()
+        .map(|t| blksim_report::html::HtmlTable {
+            title: t.title,
+            header: t.header,
+            rows: t.rows,
+            cdfs: t.cdfs,
+        })
+        .collect();
+    let mut page = Vec::new();
+    blksim_report::html::write_compare_html(&c.files, &tables, &mut page)
+        .map_err(|e| format!("compare: {e}"))?;
+    Ok(String::from_utf8_lossy(&page).into_owned())
 }
 
 /// IOPS, bandwidth, latency means, then the percentiles in increasing order.
@@ -365,7 +480,28 @@ pub fn main(args: &[String]) -> Result<String, String> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return Ok(USAGE.to_string());
     }
-    compare_text(args)
+    let mut html = false;
+    let mut paths = Vec::new();
+    for a in args {
+        match a.strip_prefix("--output-format=") {
+            Some("text" | "normal") => html = false,
+            Some("html") => html = true,
+            Some(other) => {
+                return Err(format!(
+                    "compare: --output-format={other}: expected text or html"
+                ))
+            }
+            None if a.starts_with("--") => {
+                return Err(format!("compare: unknown option '{a}'\n{USAGE}"))
+            }
+            None => paths.push(a.clone()),
+        }
+    }
+    if html {
+        compare_html(&paths)
+    } else {
+        compare_text(&paths)
+    }
 }
 
 #[cfg(test)]

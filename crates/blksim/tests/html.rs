@@ -234,3 +234,82 @@ fn queue_depth_over_time_follows_littles_law() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `blksim compare --output-format=html`: per job and direction a table with the text's
+/// figures and the files' CDFs overlaid, from json+ bins (as many points as bins) or from a
+/// plain report's percentiles (one point per percentile).
+#[test]
+fn compare_html_overlays_the_cdfs_and_matches_the_text() {
+    let d = dir("compare");
+    let run = |name: &str, fmt: &str, depth: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .args([
+                "run",
+                "--name=j",
+                "--rw=randread",
+                "--size=8m",
+                "--device=null_blk",
+                "--ioengine=libaio",
+            ])
+            .arg(format!("--iodepth={depth}"))
+            .arg(format!("--output-format={fmt}"))
+            .arg(format!("--output={}", d.join(name).display()))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run("a.json", "json+", "1");
+    run("b.json", "json", "16");
+    let cmp = |fmt: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .args(["compare", fmt, "a.json", "b.json"])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let text = cmp("--output-format=text");
+    let page = d.join("compare.html");
+    std::fs::write(&page, cmp("--output-format=html")).unwrap();
+    let (dom, log) = chromium_dom(&page);
+    assert!(!log.contains(":CONSOLE"), "{log}");
+    // One table (job j, read); each text row's cells are the table row's cells.
+    assert!(dom.contains("<table id=\"compare-0\"") && !dom.contains("compare-1"));
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.contains("metric"))
+    {
+        let (name, rest) = line.trim().split_at(line.trim().find("  ").unwrap());
+        let cells: String = std::iter::once(name.trim())
+            .chain(rest.split_whitespace())
+            .map(|c| format!("<td>{c}</td>"))
+            .collect();
+        assert!(dom.contains(&cells), "row {line:?} not in the page");
+    }
+    let cdfs = charts(&dom, "cdf");
+    assert_eq!(cdfs.len(), 1);
+    let lines: Vec<usize> = cdfs[0]
+        .split("stroke-width=\"2\" points=\"")
+        .skip(1)
+        .map(|p| p.split('"').next().unwrap().split_whitespace().count())
+        .collect();
+    let doc_a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("a.json")).unwrap()).unwrap();
+    let bins = doc_a["jobs"][0]["read"]["clat_ns"]["bins"]
+        .as_object()
+        .unwrap()
+        .len();
+    let doc_b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("b.json")).unwrap()).unwrap();
+    let pcts = doc_b["jobs"][0]["read"]["clat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .len();
+    assert_eq!(
+        lines,
+        vec![bins, pcts],
+        "A from its bins, B from its percentiles"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
