@@ -62,6 +62,21 @@ pub struct DriverOut {
     pub power_cut: Option<(Ns, CutSectors)>,
     /// Time requests spent at the driver's own stages (host queue, device), when asked.
     pub spans: crate::stage::Spans,
+    /// Record [`Self::trails`] (`blksim run --explain`).
+    pub explain: bool,
+    /// The driver's part of the path of requests it ends now.
+    pub trails: Vec<(RqId, DriverTrail)>,
+}
+
+/// The driver's part of a request's path (`blksim run --explain`): when it was queued to the
+/// host (an MMC host software queue slot or CQE task), its command went on the bus, and the
+/// device finished the transfer and busy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DriverTrail {
+    /// 0: the path has no such queue (legacy MMC).
+    pub queued: Ns,
+    pub on_bus: Ns,
+    pub device_done: Ns,
 }
 
 /// Sector ranges a power cut changed: `[start, end)` and the version each holds now.

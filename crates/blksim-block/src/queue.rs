@@ -110,6 +110,8 @@ pub struct RqTrail {
     pub hctx: u16,
     pub sector: u64,
     pub nr_sectors: u32,
+    /// The driver's part, from drivers that report one.
+    pub drv: Option<crate::driver::DriverTrail>,
 }
 
 /// Result of submitting a bio.

@@ -130,6 +130,8 @@ pub struct Request {
     pub alloc_time: Ns,
     pub insert_time: Ns,
     pub issue_time: Ns,
+    /// The driver's part of the path, when `--explain` asked for it.
+    pub drv_trail: Option<crate::driver::DriverTrail>,
     /// Elevator-private words (`rq->elv.priv[]`): deadline, per-prio index, bfq queue id...
     pub elv_priv: [u64; 2],
     /// Merge counters for statistics.
@@ -199,6 +201,7 @@ impl RqPool {
             alloc_time: now,
             insert_time: now,
             issue_time: 0,
+            drv_trail: None,
             elv_priv: [0; 2],
             nr_merged_bios: 0,
             bio_head: bio_id,

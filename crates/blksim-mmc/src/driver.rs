@@ -29,7 +29,7 @@ use mmc_hsq::{HsqOps, MmcHsq};
 use crate::hsq::{HsqSlots, NextTag, Slot};
 use crate::recovery::{Costs, Fault, FaultConfig, Outcome, Recovery, RecoveryOps};
 use crate::HostCosts;
-use blksim_block::driver::{BlkStatus, CallCtx, Driver, DriverOut, DriverStats};
+use blksim_block::driver::{BlkStatus, CallCtx, Driver, DriverOut, DriverStats, DriverTrail};
 use blksim_block::request::{flags, Op, RqId, RqPool};
 use blksim_block::stage::Stage;
 use blksim_core::Ns;
@@ -719,6 +719,16 @@ impl MmcDriver {
         }
         // Queue depth over time: waiting in the driver until the command went on the bus,
         // then on the bus and in the card until the transfer and busy ended.
+        if tr.started > 0 && out.explain {
+            out.trails.push((
+                rq,
+                DriverTrail {
+                    queued: tr.queued,
+                    on_bus: tr.started,
+                    device_done: tr.hw_done.max(tr.started),
+                },
+            ));
+        }
         if tr.started > 0 {
             out.spans.push(Stage::HostQueue, tr.accepted, tr.started);
             out.spans

@@ -9,6 +9,8 @@
 //!   depth over the run in a table;
 //! * the time the run's I/Os spent at each layer (the `blksim` facts: block-layer wait, host
 //!   queue, hsq slot waits, bus, card, completion), one bar per layer;
+//! * with `--explain=N`, the slowest I/Os as rows of waits between the steps of their path,
+//!   the longest outlined, and per I/O its steps and the I/Os that overtook it;
 //! * tables: per job and direction IOPS, bandwidth and latencies; the job options; the device
 //!   profile's values with where each came from.
 
@@ -26,10 +28,27 @@ pub struct HtmlExtra {
     pub description: String,
     /// (key, value, where it was set: `file:line` or `--set=...`).
     pub params: Vec<(String, String, String)>,
+    /// `--explain=N`: the slowest I/Os, slowest first.
+    pub explain: Vec<HtmlIo>,
+}
+
+/// One of the slowest I/Os (`blksim run --explain`).
+#[derive(Clone, Debug, Default)]
+pub struct HtmlIo {
+    /// "job 'a' (1) read of 4096 B at offset 8192: latency 1.987 ms".
+    pub title: String,
+    /// (what happened, when in ns), in order.
+    pub steps: Vec<(String, u64)>,
+    /// The step that ends the longest wait.
+    pub longest: usize,
+    /// Its request's place (sector, hctx, driver tag), when it had one.
+    pub request: Option<String>,
+    /// Who overtook it.
+    pub overtaken: String,
 }
 
 /// The pages' style sheet.
-const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:980px}table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.chart{margin:12px 0}";
+const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:980px}table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}tr.longest{font-weight:bold;background:#fde}ul.legend{list-style:none;padding:0;font-size:13px}ul.legend span{display:inline-block;width:12px;height:12px;margin-right:6px}.chart{margin:12px 0}";
 
 const DDIRS: [&str; 3] = ["read", "write", "trim"];
 const COLORS: [RGBColor; 3] = [
@@ -270,6 +289,20 @@ const STAGE_COLORS: [RGBColor; MAX_SERIES] = [
     RGBColor(23, 190, 207),
 ];
 
+/// Colours of the waits between an I/O's steps, by the step that ends them.
+const STEP_COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
 /// Queue depth over time, a line per stage requests passed through.
 fn depth_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
     let series: Vec<Series> = (0..d.names.len())
@@ -393,6 +426,129 @@ fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
 }
 
+/// The slowest I/Os as rows of segments, one per wait between two steps of the path,
+/// coloured by the step that ended the wait; the longest wait of each outlined.
+fn explain_svg(ios: &[HtmlIo]) -> io::Result<String> {
+    // Colours by the step that ends a segment, in order of first appearance.
+    let mut kinds: Vec<&str> = Vec::new();
+    for io in ios {
+        for (w, _) in io.steps.iter().skip(1) {
+            if !kinds.contains(&w.as_str()) {
+                kinds.push(w);
+            }
+        }
+    }
+    let span = |io: &HtmlIo| {
+        let t0 = io.steps.first().map_or(0, |s| s.1);
+        io.steps.last().map_or(0, |s| s.1.saturating_sub(t0))
+    };
+    let max_ms = ios.iter().map(span).max().unwrap_or(0) as f64 / 1e6 * 1.05;
+    let n = ios.len();
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 90 + 30 * n as u32)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let mut c = ChartBuilder::on(&root)
+            .caption("the slowest I/Os: where each waited", ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(40)
+            .build_cartesian_2d(0f64..max_ms.max(1e-6), 0f64..n as f64)
+            .map_err(chart_err)?;
+        c.configure_mesh()
+            .max_light_lines(2)
+            .x_desc("ms since fio prepared the I/O")
+            .y_labels(n * 2 + 1)
+            .y_label_formatter(&|y| {
+                let i = y.floor() as usize;
+                if (y - y.floor() - 0.5).abs() < 0.26 && i < n {
+                    format!("#{}", n - i)
+                } else {
+                    String::new()
+                }
+            })
+            .disable_y_mesh()
+            .draw()
+            .map_err(chart_err)?;
+        for (k, kind) in kinds.iter().enumerate() {
+            let color = STEP_COLORS[k % STEP_COLORS.len()];
+            let mut rects = Vec::new();
+            for (row, io) in ios.iter().enumerate() {
+                let t0 = io.steps.first().map_or(0, |s| s.1);
+                let y = (n - 1 - row) as f64;
+                for i in 1..io.steps.len() {
+                    if io.steps[i].0 != *kind {
+                        continue;
+                    }
+                    let a = io.steps[i - 1].1.saturating_sub(t0) as f64 / 1e6;
+                    let b = io.steps[i].1.saturating_sub(t0) as f64 / 1e6;
+                    rects.push(Rectangle::new([(a, y + 0.2), (b, y + 0.8)], color.filled()));
+                    if i == io.longest {
+                        rects.push(Rectangle::new(
+                            [(a, y + 0.15), (b, y + 0.85)],
+                            BLACK.stroke_width(2),
+                        ));
+                    }
+                }
+            }
+            c.draw_series(rects).map_err(chart_err)?;
+        }
+        root.present().map_err(chart_err)?;
+    }
+    // The legend as HTML below the chart, so it never covers a bar.
+    let mut legend = String::from("<ul class=\"legend\">");
+    for (k, kind) in kinds.iter().enumerate() {
+        let RGBColor(r, g, b) = STEP_COLORS[k % STEP_COLORS.len()];
+        let _ = write!(
+            legend,
+            "<li><span style=\"background:rgb({r},{g},{b})\"></span>until {}</li>",
+            esc(kind)
+        );
+    }
+    legend.push_str("</ul>");
+    Ok(svg + &legend)
+}
+
+/// The slowest I/Os: the chart, then per I/O its steps and who overtook it.
+fn explain_section(h: &mut String, ios: &[HtmlIo]) -> io::Result<()> {
+    let _ = writeln!(
+        h,
+        "<h2>The slowest I/Os</h2>\n<div class=\"chart explain\">{}</div>",
+        explain_svg(ios)?
+    );
+    for (k, io) in ios.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<h3>#{} {}</h3>\n<table class=\"explain\"><tr><th>step</th><th>t (s)</th><th>waited (ms)</th></tr>",
+            k + 1,
+            esc(&io.title)
+        );
+        for (i, (what, at)) in io.steps.iter().enumerate() {
+            let waited = match i {
+                0 => String::new(),
+                _ => format!("{:.3}", at.saturating_sub(io.steps[i - 1].1) as f64 / 1e6),
+            };
+            let mark = if i == io.longest && i > 0 {
+                " class=\"longest\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                h,
+                "<tr{mark}><td>{}</td><td>{:.6}</td><td>{waited}</td></tr>",
+                esc(what),
+                *at as f64 / 1e9
+            );
+        }
+        h.push_str("</table>\n");
+        if let Some(r) = &io.request {
+            let _ = writeln!(h, "<p>request: {}</p>", esc(r));
+        }
+        let _ = writeln!(h, "<p>{}</p>", esc(&io.overtaken));
+    }
+    Ok(())
+}
+
 /// Write the page.
 pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Result<()> {
     let mut h = String::new();
@@ -500,6 +656,9 @@ pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Resu
             d.util(),
             d.util() * 100.0
         );
+    }
+    if !x.explain.is_empty() {
+        explain_section(&mut h, &x.explain)?;
     }
     if let Some(b) = &r.blksim {
         let l = layers(b);

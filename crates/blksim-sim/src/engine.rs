@@ -509,6 +509,7 @@ impl Sim {
         if n > 0 {
             self.explain = Some(explain::Explain::new(n));
             self.out.explain = true;
+            self.out.drv.explain = true;
         }
     }
 

@@ -26,6 +26,13 @@ fn steps(r: &ExplainRec) -> Vec<(&'static str, u64)> {
         if t.started && t.issue >= r.issue {
             s.push(("issued to the driver (queue_rq)", t.issue));
         }
+        if let Some(d) = t.drv.filter(|d| d.on_bus >= r.issue) {
+            if d.queued >= t.issue && d.queued > 0 {
+                s.push(("queued to the host (hsq slot or CQE task)", d.queued));
+            }
+            s.push(("command on the bus", d.on_bus));
+            s.push(("transfer and busy done in the card", d.device_done));
+        }
         s.push(("ended by the driver (blk_mq_end_request)", t.complete));
     }
     s.push(("reaped by fio", r.reaped));
@@ -40,26 +47,56 @@ fn job(out: &SimOutput, task: u32) -> String {
     format!("'{name}' ({})", task + 1)
 }
 
+/// "job 'a' (1) read of 4096 B at offset 8192: latency 1.987 ms".
+fn headline(out: &SimOutput, r: &ExplainRec) -> String {
+    format!(
+        "job {} {} of {} B at offset {}: latency {}",
+        job(out, r.task),
+        DDIR[r.ddir.min(2)],
+        r.len,
+        r.offset,
+        ms(r.latency())
+    )
+}
+
+/// "overtaken by N I/Os issued after it; first: ...".
+fn overtaken(out: &SimOutput, r: &ExplainRec) -> String {
+    let mut o = format!("overtaken by {} I/Os issued after it", r.overtakers);
+    if !r.named.is_empty() {
+        let names: Vec<String> = r
+            .named
+            .iter()
+            .map(|n| {
+                format!(
+                    "job {} {} at {} (tag {})",
+                    job(out, n.task),
+                    DDIR[n.ddir.min(2)],
+                    n.offset,
+                    n.tag
+                )
+            })
+            .collect();
+        let _ = write!(o, "; first: {}", names.join(", "));
+    }
+    o
+}
+
+/// The step that ends the longest wait (0 when there is none).
+fn longest(st: &[(&'static str, u64)]) -> usize {
+    (1..st.len())
+        .max_by_key(|&i| (st[i].1.saturating_sub(st[i - 1].1), std::cmp::Reverse(i)))
+        .unwrap_or(0)
+}
+
 /// The text report: per I/O its steps with the time since the previous one, the longest
 /// marked, and who overtook it.
 pub fn text(out: &SimOutput) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "slowest I/Os ({}):", out.explain.len());
     for (k, r) in out.explain.iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "#{} job {} {} of {} B at offset {}: latency {}",
-            k + 1,
-            job(out, r.task),
-            DDIR[r.ddir.min(2)],
-            r.len,
-            r.offset,
-            ms(r.latency())
-        );
+        let _ = writeln!(o, "#{} {}", k + 1, headline(out, r));
         let st = steps(r);
-        let longest = (1..st.len())
-            .max_by_key(|&i| (st[i].1.saturating_sub(st[i - 1].1), std::cmp::Reverse(i)))
-            .unwrap_or(0);
+        let longest = longest(&st);
         for (i, (what, at)) in st.iter().enumerate() {
             let delta = if i == 0 {
                 format!("t={:.6} s", *at as f64 / 1e9)
@@ -80,26 +117,31 @@ pub fn text(out: &SimOutput) -> String {
                 t.sector, t.nr_sectors, t.hctx, t.tag
             );
         }
-        let _ = write!(o, "    overtaken by {} I/Os issued after it", r.overtakers);
-        if !r.named.is_empty() {
-            let names: Vec<String> = r
-                .named
-                .iter()
-                .map(|n| {
-                    format!(
-                        "job {} {} at {} (tag {})",
-                        job(out, n.task),
-                        DDIR[n.ddir.min(2)],
-                        n.offset,
-                        n.tag
-                    )
-                })
-                .collect();
-            let _ = write!(o, "; first: {}", names.join(", "));
-        }
-        o.push('\n');
+        let _ = writeln!(o, "    {}", overtaken(out, r));
     }
     o
+}
+
+/// The same for the HTML report.
+pub fn html(out: &SimOutput) -> Vec<blksim_report::html::HtmlIo> {
+    out.explain
+        .iter()
+        .map(|r| {
+            let st = steps(r);
+            blksim_report::html::HtmlIo {
+                title: headline(out, r),
+                longest: longest(&st),
+                steps: st.into_iter().map(|(w, t)| (w.to_string(), t)).collect(),
+                request: r.trail.map(|t| {
+                    format!(
+                        "sector {} + {}, hctx {}, driver tag {}",
+                        t.sector, t.nr_sectors, t.hctx, t.tag
+                    )
+                }),
+                overtaken: overtaken(out, r),
+            }
+        })
+        .collect()
 }
 
 /// `blksim.explain`: the same as JSON.

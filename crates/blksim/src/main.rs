@@ -546,6 +546,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.value.clone(), v.origin.clone()))
                 .collect(),
+            explain: explain::html(&out),
         };
         blksim_report::html::write_html(&report, &extra, &mut page).map_err(werr)?;
         if cli.formats.len() == 1 {

@@ -7,6 +7,10 @@ use std::path::Path;
 use std::process::Command;
 
 fn explain(policy: &str) -> (serde_json::Value, String) {
+    explain_as(policy, "json")
+}
+
+fn explain_as(policy: &str, format: &str) -> (serde_json::Value, String) {
     let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../repro/s5-allwinner/randread.fio");
     let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
         .env("BLKSIM_FAKE_TIME", "1795310737")
@@ -18,15 +22,43 @@ fn explain(policy: &str) -> (serde_json::Value, String) {
             "--set=host.queue=hsq",
             &format!("--set=host.hsq_next_tag={policy}"),
             "--explain=3",
-            "--output-format=json",
+            &format!("--output-format={format}"),
         ])
         .output()
         .expect("run blksim");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
     (
-        serde_json::from_slice(&o.stdout).unwrap(),
+        serde_json::from_str(&out).unwrap_or(serde_json::Value::String(out)),
         String::from_utf8(o.stderr).unwrap(),
     )
+}
+
+/// The HTML report shows the same: a row per explained I/O with its longest wait outlined,
+/// and per I/O the steps with the longest marked and the overtakers named as in the text.
+#[test]
+fn the_html_report_shows_the_starved_read() {
+    let (page, text) = explain_as("scan", "html");
+    let page = page.as_str().unwrap();
+    let chart = &page[page.find("<div class=\"chart explain\">").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    // One outline (an unfilled black rectangle) per I/O, around its longest wait.
+    assert_eq!(chart.matches("fill=\"none\" stroke=\"#000000\"").count(), 3);
+    assert_eq!(page.matches("<table class=\"explain\">").count(), 3);
+    assert_eq!(page.matches("<tr class=\"longest\">").count(), 3);
+    let first = &page[page.find("<h3>#1 ").unwrap()..];
+    let first = &first[..first.find("<h3>#2 ").unwrap()];
+    assert!(
+        first.contains("<tr class=\"longest\"><td>command on the bus</td>"),
+        "{first}"
+    );
+    // The overtakers line is the text report's.
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("overtaken by"))
+        .unwrap()
+        .trim();
+    assert!(first.contains(line), "{line}");
 }
 
 #[test]
@@ -44,7 +76,8 @@ fn the_starved_read_and_the_tags_served_ahead_of_it() {
     assert!(ex
         .windows(2)
         .all(|w| w[0]["lat_ns"].as_u64() >= w[1]["lat_ns"].as_u64()));
-    // It waited at the driver (in the host software queue), not in the elevator.
+    // It waited at the driver, in its host software queue slot (queued there, and its
+    // command went on the bus hundreds of ms later), not in the elevator.
     let steps = slowest["steps"].as_array().unwrap();
     let waits: Vec<(u64, &str)> = steps
         .windows(2)
@@ -56,7 +89,13 @@ fn the_starved_read_and_the_tags_served_ahead_of_it() {
         })
         .collect();
     let longest = waits.iter().max().unwrap();
-    assert!(longest.1.starts_with("ended by the driver"), "{waits:?}");
+    assert_eq!(longest.1, "command on the bus", "{waits:?}");
+    assert!(
+        waits
+            .iter()
+            .any(|w| w.1.starts_with("queued to the host (hsq slot")),
+        "{waits:?}"
+    );
     assert!(longest.0 > 100_000_000, "{waits:?}");
     // Thousands of reads issued after it were served first, from other hsq slots.
     assert!(slowest["overtakers"].as_u64().unwrap() > 1000, "{text}");

@@ -62,6 +62,8 @@ impl RequestQueue {
                 r.hctx
             };
             self.trace(out, now, b'R', TraceSrc::Rq(rq), 0);
+            // A failed attempt's path is not the one the request completes with.
+            out.drv.trails.retain(|x| x.0 != rq);
             self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
             self.stats.requeues += 1;
             let r = self.pool.get_mut(rq);
@@ -185,6 +187,11 @@ impl RequestQueue {
         self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
         self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
         self.pool.get_mut(rq).state = RqState::Idle;
+        if out.drv.explain {
+            let t = &mut out.drv.trails;
+            let d = t.iter().position(|x| x.0 == rq).map(|i| t.swap_remove(i).1);
+            self.pool.get_mut(rq).drv_trail = d;
+        }
         if rq_flags & crate::request::rqf::FLUSH_RQ != 0 {
             return self.flush_end_io(cpus, rq, st, drv, now, out);
         }
@@ -296,6 +303,7 @@ impl RequestQueue {
                 hctx: r.hctx,
                 sector: r.sector,
                 nr_sectors: r.nr_sectors,
+                drv: r.drv_trail,
             }
         });
         // Complete every bio of the request (elevator-internal bios have no submitter).
