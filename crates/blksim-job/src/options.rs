@@ -342,8 +342,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     ]),
     // ---- random --------------------------------------------------------------------------
     m("randrepeat", &[], T::Bool, "1", C::Random, "Use repeatable random IO pattern", set_randrepeat),
-    m("allrandrepeat", &[], T::Bool, "1", C::Random, "Use repeatable random numbers for everything",
-      set_randrepeat),
+    m("allrandrepeat", &[], T::Bool, "0", C::Random, "Use repeatable random numbers for everything",
+      set_allrandrepeat),
     m("randseed", &[], T::Size, "0x89", C::Random, "Set the random generator seed value",
       set_randseed),
     m("norandommap", &[], T::Flag, "", C::Random,
@@ -1553,6 +1553,11 @@ fn set_randrepeat(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<()
     Ok(())
 }
 
+fn set_allrandrepeat(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.allrandrepeat = parse_bool(v)?;
+    Ok(())
+}
+
 fn set_randseed(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.randseed = parse_size(v, j.kb_base)?;
     j.randseed_set = true;
@@ -1746,7 +1751,10 @@ fn set_random_generator(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Res
     match v.trim() {
         // blksim always uses fio's tausworthe generator; tausworthe64 is what fio picks by
         // itself for regions over 2^32 blocks, so both are honoured.
-        "tausworthe" | "tausworthe64" => Ok(()),
+        "tausworthe" | "tausworthe64" => {
+            j.random_generator64 = v.trim() == "tausworthe64";
+            Ok(())
+        }
         "lfsr" => {
             add_note(
                 j,

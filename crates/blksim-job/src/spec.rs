@@ -253,6 +253,10 @@ pub struct JobSpec {
     pub randseed: u64,
     /// True when `randseed` was given explicitly.
     pub randseed_set: bool,
+    /// `allrandrepeat`: every stream seeded from `FIO_RANDSEED` and the job number.
+    pub allrandrepeat: bool,
+    /// `random_generator=tausworthe64`.
+    pub random_generator64: bool,
     /// True when `iodepth` was given (fio's `fio_option_is_set`): a blktrace replay
     /// otherwise takes the depth probed from the trace.
     pub iodepth_set: bool,
@@ -527,6 +531,8 @@ impl Default for JobSpec {
             randrepeat: true,
             randseed: 0x89,
             randseed_set: false,
+            allrandrepeat: false,
+            random_generator64: false,
             iodepth_set: false,
             iodepth_shown: None,
             norandommap: false,

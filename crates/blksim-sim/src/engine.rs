@@ -265,10 +265,21 @@ impl Sim {
             // Semantic errors name the job file line (or command-line option) they concern.
             let region =
                 Region::resolve(spec, *clone, capacity_bytes).map_err(|e| e.to_string())?;
-            let root = blksim_workload::workload_root_seed(spec, seed);
-            let streams = RngStreams::new(root);
+            // fio's seeds for this job (its `thread_number` is its 1-based place among the
+            // jobs and clones); a `--seed` other than the default mixes into them.
+            let seeds = blksim_workload::workload_seeds(
+                spec,
+                i as u64 + 1,
+                seed ^ crate::setup::DEFAULT_SEED,
+            );
+            // The draws fio makes from streams blksim does not reproduce (startdelay ranges,
+            // Poisson rate) come from blksim's own streams, rooted in the job's seeds.
+            let streams = RngStreams::new(
+                seeds.seeds[blksim_workload::frand::off::BLOCK]
+                    ^ seeds.seeds[blksim_workload::frand::off::MIX].rotate_left(17),
+            );
             let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
-            let mut gen = IoGen::try_new(spec, region, &streams, i).map_err(|e| e.to_string())?;
+            let mut gen = IoGen::try_new(spec, region, &seeds).map_err(|e| e.to_string())?;
             let verify_log = crate::verify::VerifyLog::new(spec, &gen);
             if verify_log.is_some() && !spec.time_based {
                 gen.stop_at_pass_ends();

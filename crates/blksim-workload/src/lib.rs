@@ -8,17 +8,14 @@
 //!
 //! # Randomness and seeding
 //!
-//! Every source of randomness draws from its own named stream of the [`RngStreams`] passed
-//! to [`IoGen::new`]: `job{N}.ddir` (rwmix), `job{N}.offset` (uniform random blocks),
-//! `job{N}.bs.{r,w,t}` (bsrange/bssplit), `job{N}.seqrand.{r,w,t}` (percentage_random),
-//! `job{N}.zone` (zoned), `job{N}.dist` (zipf/pareto/normal). Adding a consumer never shifts
-//! another's numbers, and different job indices get unrelated sequences.
-//!
-//! The caller chooses the root. fio with `randrepeat=1` (the default) seeds from `randseed`
-//! (default 0x89) and the job number, so its offsets do not change from run to run; the
-//! recommended root is therefore [`workload_root_seed`], which returns `randseed` when
-//! `randrepeat=1` or `randseed` was set, and the simulator's `--seed` otherwise. We do not
-//! reproduce fio's Tausworthe numbers, only its algorithms.
+//! The streams fio keeps per job draw fio's own numbers ([`frand`]): the offset of uniform
+//! random I/O (`random_state`), the read/write mix (`rwmix_state`), block sizes per
+//! direction (`bsrange_state`), `percentage_random` (`seq_rand_state`) and zones
+//! (`zone_state`), each a Tausworthe generator seeded as fio 3.33's `setup_random_seeds` and
+//! `td_fill_rand_seeds` seed it ([`workload_seeds`]). A job therefore visits the offsets,
+//! sizes and directions the real fio visits for the same job file (checked against fio's
+//! `write_iolog` on its null engine). zipf, pareto and normal draw from a stream of
+//! blksim's own: their numbers are not fio's.
 //!
 //! As in fio's `clear_io_state`, with `randrepeat=1` every new pass over the region (a new
 //! `loops` iteration, or a wrap of `io_size > size`) restarts the streams, so the pass
@@ -28,8 +25,8 @@
 //!
 //! `center` in [`RandomDistribution`] follows fio's convention: a negative value (fio uses
 //! -1) means "not given" — zipf/pareto then add a random offset to every rank, normal is
-//! centred. Zipf, pareto and normal turn the random map off (fio's `init_random_map`);
-//! zoned and zoned_abs keep it.
+//! centred. Every distribution but `random` turns the random map off, zoned and zoned_abs
+//! included (fio's `fixup_options`), so they may repeat blocks within a pass.
 //!
 //! # Allocation
 //!
@@ -46,14 +43,16 @@ mod axmap;
 pub mod blktrace;
 mod dist;
 pub mod foreign;
+pub mod frand;
 pub mod iolog;
 pub mod recorded;
 
 pub use axmap::Axmap;
 pub use blksim_job::Ddir;
 pub use dist::{hash_u64, Gauss, Zipf, GOLDEN_RATIO_64};
+pub use frand::{FRand, WorkloadSeeds};
 
-use blksim_core::{Rng, RngStreams};
+use blksim_core::Rng;
 use blksim_job::{IoEngine, JobSpec, ParseError, RandomDistribution, RwPattern, SizeOrPct};
 
 /// One I/O unit: direction, absolute byte offset on the device, length in bytes.
@@ -202,25 +201,17 @@ impl Region {
     }
 }
 
-/// The root of a job's random streams.
-///
-/// * `randseed=` given explicitly: exactly that seed, whatever blksim's `--seed` is, so a job
-///   file that pins its offsets gets the same offsets in every run.
-/// * `randrepeat=1` (fio's default): repeatable, derived from `randseed` (0x89) *and* blksim's
-///   `--seed`, so the same `--seed` repeats the run and a different `--seed` draws a different
-///   (equally repeatable) sample — what a user sweeping seeds expects.
-/// * `randrepeat=0`: from `--seed` alone (fio would use the clock; a simulator stays
-///   reproducible).
-pub fn workload_root_seed(spec: &JobSpec, sim_seed: u64) -> u64 {
-    if spec.randseed_set {
-        spec.randseed
-    } else if spec.randrepeat {
-        let mut st = sim_seed ^ spec.randseed.rotate_left(32);
-        blksim_core::rng::splitmix64(&mut st)
-    } else {
-        let mut st = sim_seed ^ 0x6e6f_7265_7065_6174; // "norepeat"
-        blksim_core::rng::splitmix64(&mut st)
-    }
+/// A job's stream seeds: fio 3.33's for the job with `thread_number` (1-based, its place
+/// among all jobs and clones), mixed with `salt` (0: fio's own; see [`frand`]).
+pub fn workload_seeds(spec: &JobSpec, thread_number: u64, salt: u64) -> WorkloadSeeds {
+    WorkloadSeeds::new(
+        spec.randseed,
+        spec.randseed_set,
+        spec.randrepeat,
+        spec.allrandrepeat,
+        thread_number,
+        salt,
+    )
 }
 
 /// `struct zone_split_index`: one of the 100 per-percent entries built by fio's
@@ -250,15 +241,14 @@ enum Dist {
 /// `randrepeat=1` (fio's `td_fill_rand_seeds` from `clear_io_state`).
 #[derive(Clone, Debug)]
 struct Rngs {
-    ddir: Rng,
-    offset: Rng,
-    bs: [Rng; 3],
-    seqrand: [Rng; 3],
-    zone: Rng,
+    ddir: FRand,
+    offset: FRand,
+    bs: [FRand; 3],
+    seqrand: [FRand; 3],
+    zone: FRand,
+    /// zipf/pareto/normal: blksim's own stream (their numbers are not fio's).
     dist: Rng,
 }
-
-const DNAMES: [&str; 3] = ["r", "w", "t"];
 
 /// Per-job generator of I/O units. See the crate docs.
 #[derive(Clone, Debug)]
@@ -274,7 +264,7 @@ pub struct IoGen {
     min_bs: [u64; 3],
     max_bs: [u64; 3],
     ba: [u64; 3],
-    /// bssplit per direction, in fio's order (sorted by percentage, largest first).
+    /// bssplit per direction, in fio's order (sorted by percentage, smallest first).
     split: [Vec<(u64, u64)>; 3],
     bs_unaligned: bool,
     perc_rand: [u32; 3],
@@ -331,8 +321,38 @@ pub struct IoGen {
 
 impl IoGen {
     /// Build the generator; panics on an invalid combination (see [`IoGen::try_new`]).
-    pub fn new(spec: &JobSpec, region: Region, streams: &RngStreams, job_index: usize) -> Self {
-        Self::try_new(spec, region, streams, job_index).unwrap_or_else(|e| panic!("{e}"))
+    pub fn new(spec: &JobSpec, region: Region, seeds: &WorkloadSeeds) -> Self {
+        Self::try_new(spec, region, seeds).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The job's streams, seeded as fio's `td_fill_rand_seeds_internal` seeds them.
+    fn rngs(spec: &JobSpec, region: &Region, seeds: &WorkloadSeeds, min_bs: &[u64; 3]) -> Rngs {
+        let s = &seeds.seeds;
+        // `check_rand_gen_limits`: tausworthe64 when asked, or when the region has more
+        // blocks than the 32-bit generator reaches.
+        let rw_min_bs = *min_bs.iter().min().unwrap();
+        let blocks = region.len.min(region.device_bytes) / rw_min_bs;
+        let use64 = spec.random_generator64 || (spec.rw.is_random() && blocks > u32::MAX as u64);
+        // Writes draw their sizes with the reads' seed under verify, and trims with the
+        // writes' for trimwrite, so the pairs repeat each other's sizes.
+        let read_seed = s[frand::off::BS];
+        let mut write_seed = s[frand::off::BS1];
+        let mut trim_seed = s[frand::off::BS2];
+        if spec.verify.is_some() {
+            write_seed = read_seed;
+        }
+        if matches!(spec.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
+            trim_seed = write_seed;
+        }
+        let seqrand = FRand::new(s[frand::off::SEQ_RAND_READ], false);
+        Rngs {
+            ddir: FRand::new(s[frand::off::MIX], false),
+            offset: FRand::new(s[frand::off::BLOCK], use64),
+            bs: [read_seed, write_seed, trim_seed].map(|x| FRand::new(x, use64)),
+            seqrand: [seqrand; 3],
+            zone: FRand::new(s[frand::off::ZONE], false),
+            dist: Rng::from_seed(s[frand::off::BLOCK] ^ 0x6469_7374), // "dist"
+        }
     }
 
     /// Build the generator, reporting fio's option errors (zipf θ = 1, pareto h outside
@@ -340,20 +360,11 @@ impl IoGen {
     pub fn try_new(
         spec: &JobSpec,
         region: Region,
-        streams: &RngStreams,
-        job_index: usize,
+        seeds: &WorkloadSeeds,
     ) -> Result<Self, ParseError> {
-        let name = |s: &str| format!("job{job_index}.{s}");
-        let rngs = Rngs {
-            ddir: streams.stream(&name("ddir")),
-            offset: streams.stream(&name("offset")),
-            bs: DNAMES.map(|d| streams.stream(&name(&format!("bs.{d}")))),
-            seqrand: DNAMES.map(|d| streams.stream(&name(&format!("seqrand.{d}")))),
-            zone: streams.stream(&name("zone")),
-            dist: streams.stream(&name("dist")),
-        };
         let random = spec.rw.is_random();
         let min_bs = Ddir::ALL.map(|d| min_bs_of(spec, d).max(1));
+        let rngs = Self::rngs(spec, &region, seeds, &min_bs);
         let max_bs = Ddir::ALL.map(|d| max_bs_of(spec, d).max(min_bs_of(spec, d)).max(1));
         // fixup_options: blockalign only applies to random I/O; default = min bs.
         let ba = Ddir::ALL.map(|d| match spec.blockalign[d.idx()] {
@@ -362,17 +373,22 @@ impl IoGen {
         });
         // "Any use of blockalign= turns off randommap" (only when it differs from min bs).
         let ba_differs = (0..3).any(|i| ba[i] != min_bs[i]);
-        let norandommap = spec.norandommap || ba_differs;
+        // fixup_options: "Using a non-uniform random distribution excludes usage of a random
+        // map" (zoned too: fio 3.33 repeats blocks inside a zone).
+        let non_uniform = !matches!(spec.random_distribution, RandomDistribution::Random);
+        let norandommap = spec.norandommap || ba_differs || non_uniform;
 
-        // bssplit_ddir sorts entries by percentage with a comparator that puts larger
-        // percentages first (glibc's stable merge sort keeps ties in input order).
+        // split_parse_ddir sorts the entries with `bs_cmp` (`perc1 - perc2`): smallest
+        // percentage first; glibc's qsort is a stable merge sort, so ties keep their order.
+        // `__get_next_buflen` walks them in that order, so the order decides which size a
+        // draw maps to (checked against fio 3.33's write_iolog).
         let split = Ddir::ALL.map(|d| {
             let mut v: Vec<(u64, u64)> = spec.bs[d.idx()]
                 .split
                 .iter()
                 .map(|s| (s.bs, s.pct as u64))
                 .collect();
-            v.sort_by_key(|e| std::cmp::Reverse(e.1));
+            v.sort_by_key(|e| e.1);
             v
         });
 
@@ -381,11 +397,8 @@ impl IoGen {
         // The dist stream after init (rand_off drawn) is the pass-start state.
         let rngs = rngs_mut;
 
-        // init_random_map: an axmap only for uniform-ish random I/O with the map on.
-        let map = if random
-            && !norandommap
-            && matches!(dist, Dist::Random | Dist::Zoned(_) | Dist::ZonedAbs(_))
-        {
+        // init_random_map: an axmap only for uniform random I/O with the map on.
+        let map = if random && !norandommap {
             let rw_min_bs = *min_bs.iter().min().unwrap();
             let fsize = region.len.min(region.device_bytes);
             Some(Axmap::new(fsize / rw_min_bs))
@@ -398,7 +411,7 @@ impl IoGen {
         let max_bs_all = *max_bs.iter().max().unwrap();
         // do_io: total_bytes = size, larger for random norandommap writes and trimwrite.
         let is_write = spec.rw.has_write();
-        let norandommap_write_rand = is_write && random && spec.norandommap;
+        let norandommap_write_rand = is_write && random && norandommap;
         let mut pass_total_bytes = region.len;
         if norandommap_write_rand {
             pass_total_bytes = pass_total_bytes.max(spec.io_size.unwrap_or(0));
@@ -781,7 +794,7 @@ impl IoGen {
     fn get_rw_ddir(&mut self) -> Ddir {
         if self.td_rw() {
             if self.io_issues[self.rwmix_ddir.idx()] >= self.rwmix_issues {
-                let v = self.rngs.ddir.range_inclusive(1, 100);
+                let v = self.rngs.ddir.rand_between(1, 100);
                 let ddir = if v <= self.rwmix[0] {
                     Ddir::Read
                 } else {
@@ -864,7 +877,7 @@ impl IoGen {
         if p == 100 {
             return true;
         }
-        let v = self.rngs.seqrand[ddir.idx()].range_inclusive(1, 100);
+        let v = self.rngs.seqrand[ddir.idx()].rand_between(1, 100);
         v <= p as u64
     }
 
@@ -957,7 +970,7 @@ impl IoGen {
                     return self.rand_block_in(lastb);
                 }
                 // __get_next_rand_offset_zoned: v in 1..=100 picks the zone.
-                let v = self.rngs.zone.range_inclusive(1, 100);
+                let v = self.rngs.zone.rand_between(1, 100);
                 let z = idx[d][(v - 1) as usize];
                 if !z.valid {
                     return self.rand_block_in(lastb);
@@ -971,8 +984,8 @@ impl IoGen {
                 if zlast == 0 {
                     return None;
                 }
-                // fio checks the random map at the zone-relative index and adds the zone
-                // start afterwards; kept as fio does it.
+                // No random map with zones (fixup_options), so the zone-relative block is
+                // drawn as is and the zone start added.
                 self.rand_block_in(zlast).map(|b| b + offset)
             }
             Dist::ZonedAbs(idx) => {
@@ -983,7 +996,7 @@ impl IoGen {
                 if idx[d].is_empty() {
                     return self.rand_block_in(lastb);
                 }
-                let v = self.rngs.zone.range_inclusive(1, 100);
+                let v = self.rngs.zone.rand_between(1, 100);
                 let z = idx[d][(v - 1) as usize];
                 if !z.valid {
                     return self.rand_block_in(lastb);
@@ -1002,7 +1015,8 @@ impl IoGen {
     /// `__get_next_rand_offset`: uniform block in `[0, lastb)`, then, with the random map,
     /// the next free block if that one was used (None when the map is full).
     fn rand_block_in(&mut self, lastb: u64) -> Option<u64> {
-        let b = self.rngs.offset.below(lastb);
+        // `*b = lastb * (r / (rand_max + 1.0))`.
+        let b = ((lastb as f64 * self.rngs.offset.unit()) as u64).min(lastb - 1);
         match &self.map {
             None => Some(b),
             Some(m) => {
@@ -1051,11 +1065,11 @@ impl IoGen {
         if !self.io_u_fits(offset, minbs) {
             return 0;
         }
-        let frand_max = u32::MAX as u64;
+        let frand_max = self.rngs.bs[d].rand_max();
         // fio loops until the size fits; bound it (a split whose entries never fit falls
         // back to the minimum, which does).
         for _ in 0..1000 {
-            let r = dist::rand32(&mut self.rngs.bs[d]) as u64;
+            let r = self.rngs.bs[d].rand();
             let mut buflen = 0;
             if self.split[d].is_empty() {
                 buflen = minbs + (maxbs as f64 * (r as f64 / (frand_max as f64 + 1.0))) as u64;

@@ -1,10 +1,10 @@
 //! Behavioural tests of the fio I/O generator against fio's algorithms.
 
-use blksim_core::{Rng, RngStreams};
+use blksim_core::Rng;
 use blksim_job::{
     BsSpec, BsSplit, Ddir, IoEngine, JobSpec, RandomDistribution, RwPattern, SizeOrPct, Zone,
 };
-use blksim_workload::{hash_u64, IoGen, IoU, Region, Zipf};
+use blksim_workload::{hash_u64, workload_seeds, IoGen, IoU, Region, Zipf};
 
 const K: u64 = 1024;
 const M: u64 = 1024 * 1024;
@@ -26,7 +26,7 @@ fn region(start: u64, len: u64, dev: u64) -> Region {
 }
 
 fn gen(s: &JobSpec, r: Region) -> IoGen {
-    IoGen::new(s, r, &RngStreams::new(0x89), 0)
+    IoGen::new(s, r, &workload_seeds(s, 1, 0))
 }
 
 fn all(g: &mut IoGen, cap: usize) -> Vec<IoU> {
@@ -642,13 +642,12 @@ fn identical_runs_identical_and_jobs_differ() {
     };
     s.io_size = Some(8 * M);
     let r = region(0, 4 * M, 64 * M);
-    let st = RngStreams::new(0x89);
-    let a = all(&mut IoGen::new(&s, r, &st, 2), 100_000);
-    let b = all(&mut IoGen::new(&s, r, &st, 2), 100_000);
-    let c = all(&mut IoGen::new(&s, r, &st, 3), 100_000);
+    let a = all(&mut IoGen::new(&s, r, &workload_seeds(&s, 3, 0)), 100_000);
+    let b = all(&mut IoGen::new(&s, r, &workload_seeds(&s, 3, 0)), 100_000);
+    let c = all(&mut IoGen::new(&s, r, &workload_seeds(&s, 4, 0)), 100_000);
     assert_eq!(a, b);
     assert_ne!(a, c);
-    let d = all(&mut IoGen::new(&s, r, &RngStreams::new(1), 2), 100_000);
+    let d = all(&mut IoGen::new(&s, r, &workload_seeds(&s, 3, 1)), 100_000);
     assert_ne!(a, d);
 }
 
@@ -847,10 +846,10 @@ fn invalid_distribution_parameters_are_errors() {
         theta: 1.0,
         center: -1.0,
     };
-    assert!(IoGen::try_new(&s, region(0, M, M), &RngStreams::new(1), 0).is_err());
+    assert!(IoGen::try_new(&s, region(0, M, M), &workload_seeds(&s, 1, 0)).is_err());
     s.random_distribution = RandomDistribution::Pareto {
         h: 1.5,
         center: -1.0,
     };
-    assert!(IoGen::try_new(&s, region(0, M, M), &RngStreams::new(1), 0).is_err());
+    assert!(IoGen::try_new(&s, region(0, M, M), &workload_seeds(&s, 1, 0)).is_err());
 }
