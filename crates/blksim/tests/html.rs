@@ -129,6 +129,27 @@ fn the_html_report_renders_with_its_series_and_points() {
         dom.contains("host.queue") && dom.contains("--set=host.queue=hsq"),
         "the --set is listed"
     );
+    // And it paints: a screenshot of the window's size, far from blank (a white page of
+    // that size compresses to a few KiB; scripts/html-screenshot.sh makes the README's).
+    let shot = d.join("page.png");
+    let o = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1000,2000",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let dim = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!((dim(16), dim(20)), (1000, 2000), "IHDR width and height");
+    assert!(png.len() > 60_000, "{} bytes: a blank page?", png.len());
     let _ = std::fs::remove_dir_all(&d);
 }
 
