@@ -7,8 +7,8 @@
 //! * queue depth over time at each stage (block layer, driver, host queue, hsq slots,
 //!   device) and the device's busy fraction, from [`crate::depth`], with each stage's mean
 //!   depth over the run in a table;
-//! * the time the run's I/Os spent at each layer (the `blksim` facts: block-layer wait, host
-//!   queue, hsq slot waits, bus, card, completion), one bar per layer;
+//! * the mean time a request spent at each layer (the `blksim` facts: block layer, host
+//!   queue, hsq slot wait, bus, card, completion) as one stacked bar, with a table;
 //! * with `--explain=N`, the slowest I/Os as rows of waits between the steps of their path,
 //!   the longest outlined, and per I/O its steps and the I/Os that overtook it;
 //! * tables: per job and direction IOPS, bandwidth and latencies; the job options; the device
@@ -340,7 +340,10 @@ fn busy_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
     .map(Some)
 }
 
-/// (label, ns) of each layer the `blksim` facts time.
+/// (label, mean ns per request) of each layer the `blksim` facts time, disjoint so they stack:
+/// the block layer (made to `queue_rq`), then inside an MMC driver the host queue less its
+/// hsq slot wait, the hsq slot wait, the bus, the card, and the completion path. On a device
+/// with one request per I/O they add up to the mean completion latency.
 fn layers(b: &JsonValue) -> Vec<(&'static str, f64)> {
     let num = |v: Option<&JsonValue>| match v {
         Some(JsonValue::UInt(u)) => Some(*u as f64),
@@ -348,78 +351,87 @@ fn layers(b: &JsonValue) -> Vec<(&'static str, f64)> {
         Some(JsonValue::Float(f)) => Some(*f),
         _ => None,
     };
-    let mut out = Vec::new();
     let block = b.get("block");
     let drv = b.get("driver_stats");
+    let Some(n) = block
+        .and_then(|x| num(x.get("requests_completed")))
+        .filter(|&n| n > 0.0)
+    else {
+        return Vec::new();
+    };
+    let d = |k: &str| drv.and_then(|x| num(x.get(k)));
+    let slot = d("mmc_hsq_slot_wait_ns");
+    let mut out = Vec::new();
     for (label, v) in [
         (
-            "block layer wait",
+            "block layer",
             block.and_then(|x| num(x.get("block_wait_ns"))),
         ),
         (
             "host queue",
-            drv.and_then(|x| num(x.get("mmc_queue_wait_ns"))),
+            d("mmc_queue_wait_ns").map(|q| q - slot.unwrap_or(0.0)),
         ),
-        (
-            "hsq slot wait",
-            drv.and_then(|x| num(x.get("mmc_hsq_slot_wait_ns"))),
-        ),
-        ("bus", drv.and_then(|x| num(x.get("mmc_bus_ns")))),
-        ("card", drv.and_then(|x| num(x.get("mmc_card_ns")))),
-        (
-            "completion",
-            drv.and_then(|x| num(x.get("mmc_completion_ns"))),
-        ),
+        ("hsq slot wait", slot),
+        ("bus", d("mmc_bus_ns")),
+        ("card", d("mmc_card_ns")),
+        ("completion", d("mmc_completion_ns")),
     ] {
         if let Some(v) = v {
-            out.push((label, v));
+            out.push((label, v.max(0.0) / n));
         }
     }
     out
 }
 
+/// The layers as one stacked bar of mean time per request.
 fn layers_svg(l: &[(&'static str, f64)]) -> io::Result<String> {
+    let total_us = l.iter().map(|x| x.1).sum::<f64>() / 1000.0;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (720, 300)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (720, 150)).into_drawing_area();
         root.fill(&WHITE).map_err(chart_err)?;
-        let max_ms = l.iter().map(|x| x.1 / 1e6).fold(0.0f64, f64::max).max(1e-3) * 1.1;
         let mut c = ChartBuilder::on(&root)
-            .caption(
-                "time at each layer, summed over the I/Os",
-                ("sans-serif", 16),
-            )
+            .caption("mean time per request at each layer", ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(36)
-            .y_label_area_size(130)
-            .build_cartesian_2d(0f64..max_ms, 0f64..l.len() as f64)
+            .y_label_area_size(10)
+            .build_cartesian_2d(0f64..(total_us * 1.02).max(1e-3), 0f64..1f64)
             .map_err(chart_err)?;
-        let names: Vec<&str> = l.iter().map(|x| x.0).collect();
         c.configure_mesh()
             .max_light_lines(2)
-            .x_desc("ms")
-            .y_labels(l.len() * 2 + 1)
-            .y_label_formatter(&|y| {
-                let i = y.floor() as usize;
-                if (y - y.floor() - 0.5).abs() < 0.26 && i < names.len() {
-                    names[i].to_string()
-                } else {
-                    String::new()
-                }
-            })
+            .x_desc("µs")
+            .y_labels(0)
             .disable_y_mesh()
             .draw()
             .map_err(chart_err)?;
-        c.draw_series(l.iter().enumerate().map(|(i, (_, ns))| {
-            Rectangle::new(
-                [(0.0, i as f64 + 0.15), (ns / 1e6, i as f64 + 0.85)],
-                COLORS[0].filled(),
-            )
-        }))
-        .map_err(chart_err)?;
+        let mut at = 0.0;
+        let mut rects = Vec::new();
+        for (i, (_, ns)) in l.iter().enumerate() {
+            let w = ns / 1000.0;
+            rects.push(Rectangle::new(
+                [(at, 0.2), (at + w, 0.8)],
+                STEP_COLORS[i % STEP_COLORS.len()].filled(),
+            ));
+            at += w;
+        }
+        c.draw_series(rects).map_err(chart_err)?;
         root.present().map_err(chart_err)?;
     }
-    Ok(svg)
+    let mut t = String::from("<table id=\"layers\"><tr><th>layer</th><th>µs per request</th></tr>");
+    for (i, (name, ns)) in l.iter().enumerate() {
+        let RGBColor(r, g, b) = STEP_COLORS[i % STEP_COLORS.len()];
+        let _ = write!(
+            t,
+            "<tr><td><span style=\"display:inline-block;width:12px;height:12px;margin-right:6px;background:rgb({r},{g},{b})\"></span>{name}</td><td data-value=\"{}\">{:.1}</td></tr>",
+            ns / 1000.0,
+            ns / 1000.0
+        );
+    }
+    let _ = write!(
+        t,
+        "<tr><td>total</td><td data-value=\"{total_us}\">{total_us:.1}</td></tr></table>"
+    );
+    Ok(svg + &t)
 }
 
 fn us(ns: f64) -> String {

@@ -119,9 +119,9 @@ fn the_html_report_renders_with_its_series_and_points() {
     }
     let layers = charts(&dom, "layers");
     assert_eq!(layers.len(), 1);
-    // Six layers timed on an MMC device; plotters draws each bar as one filled rect.
+    // Six layers timed on an MMC device, stacked; plotters draws each segment as one rect.
     let bars = layers[0].matches("<rect").count();
-    assert_eq!(bars, 1 + 6, "background and six bars");
+    assert_eq!(bars, 1 + 6, "background and six segments");
     for id in ["results", "options", "params"] {
         assert!(dom.contains(&format!("<table id=\"{id}\"")), "table {id}");
     }
@@ -183,7 +183,9 @@ fn table_values(dom: &str, id: &str) -> Vec<(String, f64)> {
     dom[start..end]
         .split("<tr>")
         .filter_map(|row| {
-            let name = row.strip_prefix("<td>")?.split("</td>").next()?.to_string();
+            let cell = row.strip_prefix("<td>")?.split("</td>").next()?;
+            // Past a colour swatch, if the cell has one.
+            let name = cell.rsplit("</span>").next()?.to_string();
             let v = row.split("data-value=\"").nth(1)?.split('"').next()?;
             Some((name, v.parse().ok()?))
         })
@@ -247,6 +249,16 @@ fn queue_depth_over_time_follows_littles_law() {
     );
     // One command at a time on the card: its depth is its busy fraction, at most 1.
     assert!(dev <= 1.0 && dev > 0.5, "device {dev}");
+    // The stacked layers add up to the mean completion latency (one request per read).
+    let l = table_values(&dom, "layers");
+    let total = l.iter().find(|x| x.0 == "total").unwrap().1;
+    let parts: f64 = l.iter().filter(|x| x.0 != "total").map(|x| x.1).sum();
+    assert!((parts - total).abs() < 1e-6 * total);
+    let clat_us = r["clat_ns"]["mean"].as_f64().unwrap() / 1000.0;
+    assert!(
+        (total - clat_us).abs() / clat_us < 0.02,
+        "layers {total:.1} µs against clat {clat_us:.1} µs"
+    );
     let util = doc["disk_util"][0]["util"].as_f64().unwrap() / 100.0;
     assert!(
         (get("device busy") - util).abs() < 0.01,
