@@ -104,6 +104,29 @@ impl MmcConfig {
     }
 }
 
+/// What an SD card changes (`card.kind=sd`): its bus is an SD bus, and the host runs it on the
+/// paths the kernel has for SD.
+fn check_card_kind(p: &dyn ParamLookup, cfg: &mut MmcConfig) -> Result<(), String> {
+    let sd = get_enum(p, "card.kind")? == "sd";
+    let mode = get_enum(p, "host.bus_mode")?;
+    let sd_mode = emmc::bus::BusMode::parse(mode)?.is_sd();
+    if sd != sd_mode {
+        return Err(if sd {
+            format!("host.bus_mode={mode}: an SD card (card.kind=sd) needs an SD bus mode (sd_ds, sd_hs, sdr50, sdr104, ddr50)")
+        } else {
+            format!("host.bus_mode={mode} is an SD bus mode: set card.kind=sd, or an eMMC mode (legacy, hs, ddr52, hs200, hs400)")
+        });
+    }
+    if sd {
+        if cfg.queue == HostQueue::Cqe {
+            return Err("host.queue=cqe: the kernel runs SD cards without a command queue engine (CQHCI serves eMMC only); use legacy or hsq".into());
+        }
+        // mmc_blk_alloc_req: reliable write (and so FUA) only for MMC cards.
+        cfg.rel_wr = false;
+    }
+    Ok(())
+}
+
 /// Build the MMC driver (host path from `host.queue`) with its card, from `host.*` and
 /// `card.*` keys (missing keys take the table defaults; unknown keys are errors).
 pub fn build_mmc_driver(params: &dyn ParamLookup) -> Result<Box<dyn Driver>, String> {
@@ -113,7 +136,8 @@ pub fn build_mmc_driver(params: &dyn ParamLookup) -> Result<Box<dyn Driver>, Str
 /// As [`build_mmc_driver`], returning the concrete type.
 pub fn build_mmc(params: &dyn ParamLookup) -> Result<MmcDriver, String> {
     emmc::check_known_keys(params)?;
-    let cfg = MmcConfig::from_params(params)?;
+    let mut cfg = MmcConfig::from_params(params)?;
+    check_card_kind(params, &mut cfg)?;
     let card = emmc::build_card(params)?;
     let cmd23 = get_bool(params, "host.cmd23")?;
     let mut drv = MmcDriver::new(cfg, Box::new(card), cmd23);

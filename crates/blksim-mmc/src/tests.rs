@@ -271,6 +271,27 @@ fn params(queue: &str) -> ParamMap {
         .with("card.capacity_mib", "256")
 }
 
+fn sd(queue: &str, mode: &str) -> ParamMap {
+    params(queue)
+        .with("card.kind", "sd")
+        .with("host.bus_mode", mode)
+        .with("host.bus_width", "4")
+}
+
+/// An SD card takes an SD bus mode and the legacy or hsq path; an eMMC takes an eMMC mode.
+#[test]
+fn sd_cards_take_sd_modes_and_no_cqe() {
+    let err = |p: ParamMap| build_mmc(&p).err().unwrap_or_default();
+    assert!(build_mmc(&sd("hsq", "sdr104")).is_ok());
+    assert!(err(sd("cqe", "sdr104")).contains("command queue engine"));
+    assert!(err(sd("hsq", "hs200")).contains("needs an SD bus mode"));
+    assert!(err(params("hsq")
+        .with("host.bus_mode", "sdr104")
+        .with("host.bus_width", "4"))
+    .contains("set card.kind=sd"));
+    assert!(err(sd("hsq", "sdr104").with("host.bus_width", "8")).contains("not allowed"));
+}
+
 fn rd(sector: u64) -> Spec {
     Spec {
         op: Op::Read,
@@ -416,6 +437,10 @@ fn stress_no_request_lost_or_completed_twice() {
             .with("card.op_pct", "1")
             .with("card.pages_per_block", "16")
             .with("card.cache_kib", "256"),
+        // SD cards, on the two host paths the kernel has for them.
+        sd("legacy", "sdr104").with("card.ftl", "au"),
+        sd("hsq", "ddr50").with("host.cmd23", "false"),
+        sd("hsq", "sd_hs").with("host.bus_width", "1"),
     ];
     let mut cover: BTreeMap<String, u64> = BTreeMap::new();
     for (ci, p) in configs.iter().enumerate() {

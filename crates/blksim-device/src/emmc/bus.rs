@@ -1,4 +1,10 @@
-//! The eMMC bus: modes, clock, and the time of command tokens and 512-byte data blocks.
+//! The eMMC and SD bus: modes, clock, and the time of command tokens and 512-byte data blocks.
+//!
+//! SD cards share the framing (SD Physical Layer Simplified Specification: 48-bit command
+//! tokens, R1/R1b 48-bit and R2 136-bit responses, data blocks with start bit, CRC16 per line
+//! and end bit, the CRC status token after a written block) on a bus of 1 or 4 data lines. Its
+//! modes: Default Speed (25 MHz), High Speed (50 MHz), and the UHS-I modes SDR50 (100 MHz),
+//! SDR104 (208 MHz) and DDR50 (50 MHz, data on both edges), 4 bits only.
 //!
 //! Framing (reference §8.1, JEDEC): a command is a 48-bit token on CMD (one bit per clock in
 //! every mode, DDR modes included), answered after N_CR clocks by a 48-bit (R1/R1b) or 136-bit
@@ -44,6 +50,16 @@ pub enum BusMode {
     Hs200,
     /// HS400: 200 MHz DDR, 8 bit only.
     Hs400,
+    /// SD Default Speed: 25 MHz SDR, 1/4 bit.
+    SdDs,
+    /// SD High Speed: 50 MHz SDR, 1/4 bit.
+    SdHs,
+    /// SD UHS-I SDR50: 100 MHz SDR, 4 bit.
+    Sdr50,
+    /// SD UHS-I SDR104: 208 MHz SDR, 4 bit.
+    Sdr104,
+    /// SD UHS-I DDR50: 50 MHz DDR, 4 bit.
+    Ddr50,
 }
 
 impl BusMode {
@@ -54,6 +70,11 @@ impl BusMode {
             "ddr52" => BusMode::Ddr52,
             "hs200" => BusMode::Hs200,
             "hs400" => BusMode::Hs400,
+            "sd_ds" => BusMode::SdDs,
+            "sd_hs" => BusMode::SdHs,
+            "sdr50" => BusMode::Sdr50,
+            "sdr104" => BusMode::Sdr104,
+            "ddr50" => BusMode::Ddr50,
             _ => return Err(format!("unknown bus mode '{s}'")),
         })
     }
@@ -62,16 +83,29 @@ impl BusMode {
             BusMode::Legacy => 26_000_000,
             BusMode::Hs | BusMode::Ddr52 => 52_000_000,
             BusMode::Hs200 | BusMode::Hs400 => 200_000_000,
+            BusMode::SdDs => 25_000_000,
+            BusMode::SdHs | BusMode::Ddr50 => 50_000_000,
+            BusMode::Sdr50 => 100_000_000,
+            BusMode::Sdr104 => 208_000_000,
         }
     }
     pub fn ddr(self) -> bool {
-        matches!(self, BusMode::Ddr52 | BusMode::Hs400)
+        matches!(self, BusMode::Ddr52 | BusMode::Hs400 | BusMode::Ddr50)
+    }
+    /// An SD card's mode (the bus of `card.kind=sd`).
+    pub fn is_sd(self) -> bool {
+        matches!(
+            self,
+            BusMode::SdDs | BusMode::SdHs | BusMode::Sdr50 | BusMode::Sdr104 | BusMode::Ddr50
+        )
     }
     fn width_ok(self, w: u32) -> bool {
         match self {
             BusMode::Legacy | BusMode::Hs => matches!(w, 1 | 4 | 8),
             BusMode::Ddr52 | BusMode::Hs200 => matches!(w, 4 | 8),
             BusMode::Hs400 => w == 8,
+            BusMode::SdDs | BusMode::SdHs => matches!(w, 1 | 4),
+            BusMode::Sdr50 | BusMode::Sdr104 | BusMode::Ddr50 => w == 4,
         }
     }
 }
@@ -175,6 +209,15 @@ mod tests {
         assert_eq!(r(BusMode::Hs400, 8), 400_000_000);
         assert!(BusTiming::new(BusMode::Hs400, 4, 0, 2).is_err());
         assert!(BusTiming::new(BusMode::Hs, 8, 60_000_000, 2).is_err());
+        // SD: 12.5/25 MB/s at 4 bits in Default and High Speed, UHS-I 50/104/50 MB/s.
+        assert_eq!(r(BusMode::SdDs, 4), 12_500_000);
+        assert_eq!(r(BusMode::SdHs, 4), 25_000_000);
+        assert_eq!(r(BusMode::Sdr50, 4), 50_000_000);
+        assert_eq!(r(BusMode::Sdr104, 4), 104_000_000);
+        assert_eq!(r(BusMode::Ddr50, 4), 50_000_000);
+        assert!(BusTiming::new(BusMode::Sdr104, 8, 0, 2).is_err());
+        assert!(BusTiming::new(BusMode::Sdr104, 1, 0, 2).is_err());
+        assert!(BusTiming::new(BusMode::SdHs, 1, 0, 2).is_ok());
     }
 
     /// The data-phase time of N blocks is exactly (per-block clocks × N) / clock, per mode,
@@ -195,6 +238,10 @@ mod tests {
             (BusMode::Ddr52, 4, 512 + 20, 512 + 29),
             (BusMode::Hs200, 8, 512 + 20, 512 + 29),
             (BusMode::Hs400, 8, 256 + 20, 256 + 29),
+            // SD at 4 bits: 1024 payload clocks per line, 512 on both edges in DDR50.
+            (BusMode::SdHs, 4, 1024 + 20, 1024 + 29),
+            (BusMode::Sdr104, 4, 1024 + 20, 1024 + 29),
+            (BusMode::Ddr50, 4, 512 + 20, 512 + 29),
         ];
         for (mode, w, rc, wc) in cases {
             let b = BusTiming::new(mode, w, 0, 2).unwrap();

@@ -83,7 +83,12 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
         }
     };
     let cfg = CardConfig {
-        name: "emmc".into(),
+        name: if get_enum(p, "card.kind")? == "sd" {
+            "sd"
+        } else {
+            "emmc"
+        }
+        .into(),
         capacity_bytes,
         read_fw: get_u64(p, "card.read_fw_ns")?,
         write_fw: get_u64(p, "card.write_fw_ns")?,

@@ -233,6 +233,13 @@ pub static CARD_PARAMS: &[ParamDef] = &[
         "model choice",
     ),
     c(
+        "card.kind",
+        "enum:emmc|sd",
+        "emmc",
+        "The card: an eMMC, or an SD card. An SD card takes an SD bus mode (host.bus_mode sd_ds to ddr50) on 1 or 4 lines, runs on the legacy or hsq host path (the kernel has no command queue engine for SD), and has no reliable write (mmc_blk_alloc_req offers REL_WR to MMC cards only).",
+        "SD Physical Layer Simplified Specification; kernel drivers/mmc/core/block.c mmc_blk_alloc_req, sd.c",
+    ),
+    c(
         "card.state",
         "enum:fresh|used|steady",
         "used",
@@ -510,10 +517,10 @@ pub static HOST_PARAMS: &[ParamDef] = &[
     ),
     c(
         "host.bus_mode",
-        "enum:legacy|hs|ddr52|hs200|hs400",
+        "enum:legacy|hs|ddr52|hs200|hs400|sd_ds|sd_hs|sdr50|sdr104|ddr50",
         "hs400",
-        "Bus timing mode.",
-        "JEDEC",
+        "Bus timing mode: eMMC (legacy to hs400) or, for card.kind=sd, SD (sd_ds to ddr50).",
+        "JEDEC JESD84-B51; SD Physical Layer Simplified Specification (UHS-I)",
     ),
     p(
         "host.bus_width",
@@ -521,8 +528,8 @@ pub static HOST_PARAMS: &[ParamDef] = &[
         "8",
         1,
         8,
-        "Data lines: 1, 4 or 8.",
-        "JEDEC",
+        "Data lines: 1, 4 or 8 (SD: 1 or 4; UHS-I: 4).",
+        "JEDEC; SD Physical Layer Simplified Specification",
     ),
     p(
         "host.bus_clock_hz",
@@ -530,8 +537,8 @@ pub static HOST_PARAMS: &[ParamDef] = &[
         "0",
         0,
         400_000_000,
-        "Bus clock; 0 = the mode's maximum (26/52/52/200/200 MHz).",
-        "JEDEC",
+        "Bus clock; 0 = the mode's maximum (eMMC 26/52/52/200/200 MHz; SD 25/50/100/208/50 MHz).",
+        "JEDEC; SD Physical Layer Simplified Specification",
     ),
     c(
         "host.cmd23",
