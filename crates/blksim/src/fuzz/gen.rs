@@ -908,6 +908,41 @@ pub fn rebound(case: &mut Case) -> Option<Estimate> {
     e
 }
 
+/// An SD card (`card.kind=sd`) needs an SD bus mode on 4 lines and a host path other than
+/// CQE; an SD bus mode needs an SD card. Drawn keys that disagree are brought into line (the
+/// kind decides), so SD cases run instead of being rejected by the cross-key checks.
+fn sd_consistent(sets: &mut Vec<(String, String)>, profile: &Profile, r: &mut Rng) {
+    let get = |sets: &[(String, String)], k: &str| {
+        sets.iter()
+            .rev()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .or_else(|| profile.get(k))
+    };
+    let Some(mode) = get(sets, "host.bus_mode") else {
+        return; // not an MMC device
+    };
+    let sd_mode = blksim_device::emmc::bus::BusMode::parse(&mode).is_ok_and(|m| m.is_sd());
+    let sd = get(sets, "card.kind").as_deref() == Some("sd");
+    let queue = get(sets, "host.queue");
+    let set = |sets: &mut Vec<(String, String)>, k: &str, v: &str| {
+        sets.push((k.to_string(), v.to_string()))
+    };
+    if sd && !sd_mode {
+        let m = *pick(r, &["sd_hs", "sdr50", "sdr104", "ddr50"]);
+        set(sets, "host.bus_mode", m);
+    } else if !sd && sd_mode {
+        set(sets, "card.kind", "sd");
+    }
+    if sd || sd_mode {
+        set(sets, "host.bus_width", "4");
+        if queue.as_deref() == Some("cqe") {
+            let q = *pick(r, &["legacy", "hsq"]);
+            set(sets, "host.queue", q);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -983,41 +1018,6 @@ mod tests {
             .chain(blksim_device::emmc::HOST_PARAMS)
         {
             assert_eq!(mmc.contains(&d.key.to_string()), !test_only(d), "{}", d.key);
-        }
-    }
-}
-
-/// An SD card (`card.kind=sd`) needs an SD bus mode on 4 lines and a host path other than
-/// CQE; an SD bus mode needs an SD card. Drawn keys that disagree are brought into line (the
-/// kind decides), so SD cases run instead of being rejected by the cross-key checks.
-fn sd_consistent(sets: &mut Vec<(String, String)>, profile: &Profile, r: &mut Rng) {
-    let get = |sets: &[(String, String)], k: &str| {
-        sets.iter()
-            .rev()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .or_else(|| profile.get(k))
-    };
-    let Some(mode) = get(sets, "host.bus_mode") else {
-        return; // not an MMC device
-    };
-    let sd_mode = blksim_device::emmc::bus::BusMode::parse(&mode).is_ok_and(|m| m.is_sd());
-    let sd = get(sets, "card.kind").as_deref() == Some("sd");
-    let queue = get(sets, "host.queue");
-    let set = |sets: &mut Vec<(String, String)>, k: &str, v: &str| {
-        sets.push((k.to_string(), v.to_string()))
-    };
-    if sd && !sd_mode {
-        let m = *pick(r, &["sd_hs", "sdr50", "sdr104", "ddr50"]);
-        set(sets, "host.bus_mode", m);
-    } else if !sd && sd_mode {
-        set(sets, "card.kind", "sd");
-    }
-    if sd || sd_mode {
-        set(sets, "host.bus_width", "4");
-        if queue.as_deref() == Some("cqe") {
-            let q = *pick(r, &["legacy", "hsq"]);
-            set(sets, "host.queue", q);
         }
     }
 }
