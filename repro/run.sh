@@ -16,3 +16,4 @@ for f in repro/s4-512k-2009/*.fio; do r emmc-512k-2009 "$f"; done
 r emmc-allwinner repro/s5-allwinner/randread.fio
 r emmc-allwinner repro/s5-allwinner/randread.fio --set=host.queue=hsq --set=host.hsq_next_tag=scan
 r emmc-allwinner repro/s5-allwinner/randread.fio --set=host.queue=hsq --set=host.hsq_next_tag=fifo
+for f in repro/s6-sd-pi4/*.fio; do r sd-a1-pi4 "$f"; done

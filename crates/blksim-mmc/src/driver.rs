@@ -89,6 +89,8 @@ pub struct MmcConfig {
     pub max_blk_count: u32,
     /// `card.rel_wr` and `card.avoid_rel_write` (`mmc_blk_alloc_req`).
     pub rel_wr: bool,
+    /// `card.cache_host_flush`: the host sees the card's cache (write cache, FLUSH).
+    pub cache_host_flush: bool,
     pub avoid_rel_write: bool,
     /// `card.fault_*`: fault rates and the removal time (`recovery.rs`).
     pub faults: FaultConfig,
@@ -879,7 +881,7 @@ impl Driver for MmcDriver {
     /// write cache even for a card without one (`mmc_blk_alloc_req`), unless the card has a
     /// cache and `MMC_QUIRK_AVOID_REL_WRITE`, when only the cache is declared.
     fn write_cache(&self) -> bool {
-        self.card.cache_bytes() > 0 || self.fua()
+        (self.card.cache_bytes() > 0 && self.cfg.cache_host_flush) || self.fua()
     }
 
     fn fua(&self) -> bool {

@@ -93,6 +93,7 @@ impl MmcConfig {
             max_req_size: get_u32(p, "host.max_req_size")?,
             max_blk_count: get_u32(p, "host.max_blk_count")?,
             rel_wr: get_bool(p, "card.rel_wr")?,
+            cache_host_flush: get_bool(p, "card.cache_host_flush")?,
             avoid_rel_write: get_bool(p, "card.avoid_rel_write")?,
             faults: recovery::FaultConfig {
                 crc_ppm: get_u64(p, "card.fault_crc_ppm")?,
@@ -140,10 +141,14 @@ pub fn build_mmc(params: &dyn ParamLookup) -> Result<MmcDriver, String> {
     check_card_kind(params, &mut cfg)?;
     let card = emmc::build_card(params)?;
     let cmd23 = get_bool(params, "host.cmd23")?;
-    let mut drv = MmcDriver::new(cfg, Box::new(card), cmd23);
-    drv.set_power_cut(
+    let cut = (
         get_u64(params, "card.power_cut_ns")?,
         get_u64(params, "card.power_cut_after_ios")?,
     );
+    if !cfg.cache_host_flush && get_u64(params, "card.cache_kib")? > 0 && (cut.0 > 0 || cut.1 > 0) {
+        return Err("card.power_cut_*: the card's cache is a buffer the host cannot flush (card.cache_host_flush=false), so no FLUSH or FUA bounds what a power cut loses; set card.cache_kib=0 or card.cache_host_flush=true".into());
+    }
+    let mut drv = MmcDriver::new(cfg, Box::new(card), cmd23);
+    drv.set_power_cut(cut.0, cut.1);
     Ok(drv)
 }

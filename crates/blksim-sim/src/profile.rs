@@ -40,6 +40,10 @@ pub const BUNDLED: &[Bundled] = &[
         toml: include_str!("../../../profiles/emmc-allwinner.toml"),
     },
     Bundled {
+        name: "sd-a1-pi4",
+        toml: include_str!("../../../profiles/sd-a1-pi4.toml"),
+    },
+    Bundled {
         name: "null_blk",
         toml: include_str!("../../../profiles/null_blk.toml"),
     },

@@ -461,3 +461,56 @@ fn mmc_events_in_blktrace_and_json() {
     assert_eq!(ds["mmc_completed"].as_u64(), Some(256));
     assert!(v["blksim"]["block"]["block_wait_ns"].is_u64());
 }
+
+/// §6: an A1 microSD card in a Raspberry Pi 4 (DDR50), fitted on the four published rows
+/// (hdparm, dd, iozone 4K random read and write) by `blksim calibrate`; the SD Association's
+/// A1 minimums are checks the fitted card must meet (their test conditions are not public,
+/// so they are run as 4 KiB random I/O at queue depth 1 over the iozone file).
+#[test]
+fn s6_sd_a1_pi4() {
+    let mut t = Table::new("§6 sd-a1-pi4, MiB/s (SanDisk Extreme Pro A1 32 GB, Raspberry Pi 4)");
+    let mib = |v: &Value, name: &str| kib_s(job(v, name)) / 1024.0;
+    let v = run("sd-a1-pi4", &["s6-sd-pi4/hdparm-read.fio", "--runtime=1"]);
+    t.row("hdparm -t read", "fit", 43.87, mib(&v, "hdparm"), 0.10);
+    let dd = run("sd-a1-pi4", &["s6-sd-pi4/dd-write.fio", "--size=64m"]);
+    t.row(
+        "dd write (38.8 MB/s)",
+        "fit",
+        38.8e6 / 1048576.0,
+        mib(&dd, "dd"),
+        0.10,
+    );
+    let rr = run(
+        "sd-a1-pi4",
+        &["s6-sd-pi4/iozone-randread.fio", "--runtime=1"],
+    );
+    t.row(
+        "iozone 4K random read",
+        "fit",
+        9.82,
+        mib(&rr, "randread"),
+        0.10,
+    );
+    let rw = run(
+        "sd-a1-pi4",
+        &["s6-sd-pi4/iozone-randwrite.fio", "--runtime=1"],
+    );
+    t.row(
+        "iozone 4K random write",
+        "fit",
+        4.70,
+        mib(&rw, "randwrite"),
+        0.10,
+    );
+    let iops = |v: &Value, name: &str| dir(job(v, name))["iops"].as_f64().unwrap();
+    let (r, w) = (iops(&rr, "randread"), iops(&rw, "randwrite"));
+    t.row("A1 random read IOPS (min 1500)", "min", 1500.0, r, 0.0);
+    t.row("A1 random write IOPS (min 500)", "min", 500.0, w, 0.0);
+    t.finish();
+    assert!(r >= 1500.0 && w >= 500.0, "A1 minimums: {r} and {w} IOPS");
+    let seq_mb_s = kib_s(job(&dd, "dd")) * 1024.0 / 1e6;
+    assert!(
+        seq_mb_s >= 10.0,
+        "A1 sustained sequential write: {seq_mb_s} MB/s"
+    );
+}

@@ -175,6 +175,13 @@ pub static CARD_PARAMS: &[ParamDef] = &[
         "Volatile cache (EXT_CSD CACHE_SIZE); 0 = no cache (eMMC < 4.5).",
         "JEDEC 4.5+; size typical",
     ),
+    c(
+        "card.cache_host_flush",
+        "bool",
+        "true",
+        "The host knows the cache and flushes it (eMMC CACHE_CTRL; SD 6.0+ cache enabled by sd_enable_cache), so the queue has a write cache and sends FLUSH. false: the cache is a write buffer inside the card the host cannot see or flush (SD cards before 6.0): writes complete into it and are programmed behind the host's back; the queue has no write cache. A power cut is refused then, since nothing the host does bounds what it loses.",
+        "kernel drivers/mmc/core/block.c mmc_blk_alloc_req (blk_queue_write_cache only with mmc_cache_enabled), sd.c sd_enable_cache (SD 6.0 performance enhancement register)",
+    ),
     p(
         "card.flush_fw_ns",
         "ns",
