@@ -56,6 +56,20 @@ pub static PARAM_TABLES: &[ParamTable] = &[
         calibrate: &[],
     },
     ParamTable {
+        title: "NVMe driver ([nvme], --set=nvme.KEY)",
+        prefix: "",
+        defs: blksim_nvme::NVME_PARAMS,
+        drivers: &["nvme"],
+        calibrate: &[],
+    },
+    ParamTable {
+        title: "NVMe SSD ([ssd], --set=ssd.KEY)",
+        prefix: "",
+        defs: blksim_device::ssd::SSD_PARAMS,
+        drivers: &["nvme"],
+        calibrate: blksim_device::ssd::SSD_CALIBRATE,
+    },
+    ParamTable {
         title: "eMMC card ([card], --set=card.KEY)",
         prefix: "",
         defs: blksim_device::emmc::CARD_PARAMS,
@@ -103,7 +117,7 @@ mod tests {
 
     #[test]
     fn every_calibration_key_is_a_numeric_parameter_of_its_driver() {
-        for driver in ["null_blk", "loop", "mmc"] {
+        for driver in ["null_blk", "loop", "mmc", "nvme"] {
             let keys = calibration_keys(driver);
             assert!(!keys.is_empty(), "{driver}");
             for k in keys {

@@ -44,6 +44,10 @@ pub const BUNDLED: &[Bundled] = &[
         toml: include_str!("../../../profiles/sd-a1-pi4.toml"),
     },
     Bundled {
+        name: "nvme-980pro-1tb",
+        toml: include_str!("../../../profiles/nvme-980pro-1tb.toml"),
+    },
+    Bundled {
         name: "null_blk",
         toml: include_str!("../../../profiles/null_blk.toml"),
     },
@@ -121,9 +125,9 @@ impl Profile {
             return Err(format!("--set={kv}: empty key"));
         }
         if let Some((top, _)) = k.split_once('.') {
-            if !["queue", "host", "card", "platform"].contains(&top) {
+            if !["queue", "host", "card", "nvme", "ssd", "platform"].contains(&top) {
                 return Err(format!(
-                    "--set={kv}: unknown table '{top}' (expected a device field like 'irqmode', or queue.*, queue.iosched.*, host.*, card.*, platform.*)"
+                    "--set={kv}: unknown table '{top}' (expected a device field like 'irqmode', or queue.*, queue.iosched.*, host.*, card.*, nvme.*, ssd.*, platform.*)"
                 ));
             }
         }
@@ -155,21 +159,23 @@ impl Profile {
                 ("description", toml::Value::String(s)) => p.description = s.clone(),
                 ("driver", toml::Value::String(s)) => p.driver = s.clone(),
                 ("device", toml::Value::Table(t)) => flatten(&mut p, "", t, text, file, "device")?,
-                ("queue" | "host" | "card" | "platform", toml::Value::Table(t)) => flatten(&mut p, k, t, text, file, k)?,
+                ("queue" | "host" | "card" | "nvme" | "ssd" | "platform", toml::Value::Table(t)) => flatten(&mut p, k, t, text, file, k)?,
                 _ => {
                     return Err(format!(
-                        "{file}:{}: unexpected top-level key '{k}' (expected name, description, driver, [device], [queue], [queue.iosched], [host], [card], [platform])",
+                        "{file}:{}: unexpected top-level key '{k}' (expected name, description, driver, [device], [queue], [queue.iosched], [host], [card], [nvme], [ssd], [platform])",
                         find_line(text, k, None)
                     ))
                 }
             }
         }
         if p.driver.is_empty() {
-            return Err(format!("{file}: missing 'driver' (null_blk, loop or mmc)"));
-        }
-        if !["null_blk", "loop", "mmc"].contains(&p.driver.as_str()) {
             return Err(format!(
-                "{file}:{}: driver '{}': expected null_blk, loop or mmc",
+                "{file}: missing 'driver' (null_blk, loop, mmc or nvme)"
+            ));
+        }
+        if !["null_blk", "loop", "mmc", "nvme"].contains(&p.driver.as_str()) {
+            return Err(format!(
+                "{file}:{}: driver '{}': expected null_blk, loop, mmc or nvme",
                 find_line(text, "driver", None),
                 p.driver
             ));

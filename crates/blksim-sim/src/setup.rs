@@ -191,6 +191,48 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
             blksim_device::emmc::params::check_known_keys(&lookup).map_err(|e| locate(p, &e))?;
             blksim_mmc::build_mmc_driver(&lookup).map_err(|e| locate(p, &e))
         }
+        "nvme" => {
+            if let Some((k, v)) = p.device_keys().first() {
+                return Err(format!(
+                    "{}: '{k}': NVMe profiles take nvme.* and ssd.* keys, not bare device keys",
+                    v.origin
+                ));
+            }
+            let known = || {
+                blksim_nvme::NVME_PARAMS
+                    .iter()
+                    .chain(blksim_device::ssd::SSD_PARAMS.iter())
+                    .map(|d| d.key)
+            };
+            for k in p.values.keys() {
+                let table = k.split('.').next().unwrap_or("");
+                if ["host", "card"].contains(&table) {
+                    return Err(format!(
+                        "{}: '{k}' applies to MMC devices, not NVMe",
+                        p.origin(k)
+                    ));
+                }
+                if ["nvme", "ssd"].contains(&table) && !known().any(|d| d == k) {
+                    let hint = crate::profile::nearest(k, known())
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "{}: unknown NVMe parameter '{k}'{hint}",
+                        p.origin(k)
+                    ));
+                }
+            }
+            let nr_cpus = crate::platform::Platform::from_profile(p)
+                .map(|pl| pl.nr_cpus)
+                .unwrap_or(1);
+            let cfg = blksim_nvme::NvmeConfig::from_lookup(&|k| p.get(k), nr_cpus)
+                .map_err(|e| locate(p, &e))?;
+            let ssd = blksim_device::ssd::SsdConfig::from_lookup(&|k| p.get(k))
+                .map_err(|e| locate(p, &e))?;
+            Ok(Box::new(
+                blksim_nvme::Nvme::new(cfg, ssd).map_err(|e| locate(p, &e))?,
+            ))
+        }
         other => Err(format!(
             "{}: driver '{other}' is not available in this build",
             p.file
@@ -462,6 +504,7 @@ pub fn devname(p: &Profile) -> String {
     match p.driver.as_str() {
         "null_blk" => "nullb0".into(),
         "loop" => "loop0".into(),
+        "nvme" => "nvme0n1".into(),
         _ => "mmcblk0".into(),
     }
 }

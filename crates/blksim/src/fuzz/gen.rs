@@ -235,6 +235,10 @@ pub fn param_space(driver: &str, elevator: &str) -> Vec<SetKey> {
     match driver {
         "null_blk" => add("", blksim_nullblk::NULL_BLK_PARAMS),
         "loop" => add("", blksim_loop::LOOP_PARAMS),
+        "nvme" => {
+            add("", blksim_nvme::NVME_PARAMS);
+            add("", blksim_device::ssd::SSD_PARAMS);
+        }
         _ => {
             add("", blksim_device::emmc::CARD_PARAMS);
             add("", blksim_device::emmc::HOST_PARAMS);
