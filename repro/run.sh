@@ -17,3 +17,4 @@ r emmc-allwinner repro/s5-allwinner/randread.fio
 r emmc-allwinner repro/s5-allwinner/randread.fio --set=host.queue=hsq --set=host.hsq_next_tag=scan
 r emmc-allwinner repro/s5-allwinner/randread.fio --set=host.queue=hsq --set=host.hsq_next_tag=fifo
 for f in repro/s6-sd-pi4/*.fio; do r sd-a1-pi4 "$f"; done
+r nvme-980pro-1tb repro/s7-nvme-980pro/randread.fio

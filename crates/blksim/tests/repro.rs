@@ -514,3 +514,123 @@ fn s6_sd_a1_pi4() {
         "A1 sustained sequential write: {seq_mb_s} MB/s"
     );
 }
+
+/// §7: a PCIe 4.0 NVMe SSD on a 10-core server. The device is the datasheet's; two values
+/// (`ssd.read_ctrl_ns`, `ssd.t_r_ns`) are fitted on the three `none` rows of Ren et al.
+/// (ICPE 2024) by `blksim calibrate`. The mq-deadline, kyber and bfq rows at queue depth 32
+/// on one pinned core are predictions of the CPU/lock model.
+#[test]
+fn s7_nvme_980pro() {
+    let dev = "nvme-980pro-1tb";
+    let job = "s7-nvme-980pro/randread.fio";
+    let iops = |v: &Value| dir(&v["jobs"][0])["iops"].as_f64().unwrap();
+    let mut t = Table::new("§7 nvme-980pro-1tb, IOPS (4 KiB random read, io_uring)");
+    let mut sched = Vec::new();
+    for (s, published) in [
+        ("none", 343_172.0),
+        ("mq-deadline", 293_570.0),
+        ("kyber", 275_678.0),
+        ("bfq", 229_737.0),
+    ] {
+        let v = run(
+            dev,
+            &[job, "--runtime=0.3", &format!("--set=queue.scheduler={s}")],
+        );
+        let (kind, tol) = if s == "none" {
+            ("fit", 0.12)
+        } else {
+            ("check", 0.20)
+        };
+        t.row(
+            &format!("QD 32, one core, {s}"),
+            kind,
+            published,
+            iops(&v),
+            tol,
+        );
+        sched.push(iops(&v));
+    }
+    let v = run(dev, &[job, "--runtime=0.3", "--iodepth=1"]);
+    t.row("QD 1, one core, none", "fit", 14_443.0, iops(&v), 0.12);
+    let v = run(
+        dev,
+        &[
+            job,
+            "--runtime=0.2",
+            "--numjobs=8",
+            "--cpus_allowed=0-7",
+            "--cpus_allowed_policy=split",
+            "--group_reporting",
+        ],
+    );
+    t.row("QD 32 x 8 jobs, none", "fit", 775_158.0, iops(&v), 0.12);
+    t.finish();
+    // The elevators cost CPU time on the one core: each is below none, bfq the lowest, as
+    // published.
+    assert!(sched[1..].iter().all(|&x| x < sched[0]), "{sched:?}");
+    assert!(sched[3] < sched[1] && sched[3] < sched[2], "{sched:?}");
+
+    // The datasheet's figures (as reviews quote them), within ±15 %.
+    let mut d = Table::new("§7 nvme-980pro-1tb against its datasheet");
+    let mbps = |v: &Value| {
+        let j = &v["jobs"][0];
+        (j["read"]["bw"].as_f64().unwrap() + j["write"]["bw"].as_f64().unwrap()) * 1024.0 / 1e6
+    };
+    let base = [
+        "--name=d",
+        "--direct=1",
+        "--size=10g",
+        "--ioengine=io_uring",
+        "--time_based",
+    ];
+    let go = |extra: &[&str]| {
+        let a: Vec<&str> = base.iter().chain(extra).copied().collect();
+        run(dev, &a)
+    };
+    let v = go(&["--rw=read", "--bs=128k", "--iodepth=32", "--runtime=0.1"]);
+    d.row("sequential read, MB/s", "check", 7000.0, mbps(&v), 0.15);
+    // Long enough that the 64 MiB DRAM buffer filling at the link's rate does not count.
+    let v = go(&["--rw=write", "--bs=128k", "--iodepth=32", "--runtime=0.4"]);
+    d.row(
+        "sequential write (SLC cache), MB/s",
+        "check",
+        5000.0,
+        mbps(&v),
+        0.15,
+    );
+    let many = [
+        "--bs=4k",
+        "--iodepth=32",
+        "--numjobs=16",
+        "--cpus_allowed=0-9",
+        "--group_reporting",
+        "--runtime=0.1",
+    ];
+    let v = go(&[&["--rw=randread"][..], &many[..]].concat());
+    d.row(
+        "random read QD 32 x 16, IOPS",
+        "check",
+        1_000_000.0,
+        iops(&v),
+        0.15,
+    );
+    let v = go(&[&["--rw=randwrite"][..], &many[..]].concat());
+    d.row(
+        "random write QD 32 x 16, IOPS",
+        "check",
+        1_000_000.0,
+        iops(&v),
+        0.15,
+    );
+    let v = go(&["--rw=randwrite", "--bs=4k", "--iodepth=1", "--runtime=0.2"]);
+    d.row("random write QD 1, IOPS", "check", 60_000.0, iops(&v), 0.15);
+    let v = go(&["--rw=randread", "--bs=4k", "--iodepth=1", "--runtime=0.2"]);
+    d.row(
+        "random read QD 1, IOPS (review's)",
+        "info",
+        22_000.0,
+        iops(&v),
+        0.0,
+    );
+    d.finish();
+}
