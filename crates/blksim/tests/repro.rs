@@ -634,3 +634,78 @@ fn s7_nvme_980pro() {
     );
     d.finish();
 }
+
+/// §8: an SD card with allocation units and a limit on open ones (flashbench on a Kingston
+/// 4 GB microSDHC in a BeagleBone). Fitted on four --open-au rows; the open-unit count and
+/// the unit size that `blksim probe` (flashbench's tests) finds on the simulated card are
+/// checks.
+#[test]
+fn s8_sd_kingston_open_units() {
+    let dev = "sd-kingston-4g-bbb";
+    let job = "s8-sd-kingston/open-au.fio";
+    let kib_s_of = |n: &str, bs: &str| {
+        let v = run(
+            dev,
+            &[job, &format!("--numjobs={n}"), &format!("--bs={bs}")],
+        );
+        kib_s(&v["jobs"][0])
+    };
+    let mut t = Table::new("§8 sd-kingston-4g-bbb, flashbench --open-au, KiB/s");
+    t.row(
+        "3 open units, 256 KiB writes",
+        "fit",
+        4.96 * 1024.0,
+        kib_s_of("3", "256k"),
+        0.15,
+    );
+    t.row(
+        "3 open units, 16 KiB writes",
+        "fit",
+        3.36 * 1024.0,
+        kib_s_of("3", "16k"),
+        0.15,
+    );
+    t.row(
+        "4 open units, 256 KiB writes",
+        "fit",
+        607.0,
+        kib_s_of("4", "256k"),
+        0.15,
+    );
+    t.row(
+        "4 open units, 128 KiB writes",
+        "fit",
+        302.0,
+        kib_s_of("4", "128k"),
+        0.15,
+    );
+    t.row(
+        "1 open unit, 256 KiB writes",
+        "info",
+        5.15 * 1024.0,
+        kib_s_of("1", "256k"),
+        0.0,
+    );
+    t.finish();
+    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args([
+            "probe",
+            "sim:sd-kingston-4g-bbb",
+            "--write",
+            "--no-calibrate",
+            "--time=60",
+        ])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("-> 3 open unit(s)"),
+        "flashbench found 3 open units:\n{text}"
+    );
+    assert!(
+        text.contains("-> allocation unit 4096 KiB"),
+        "preferred_erase_size 4 MiB:\n{text}"
+    );
+}
