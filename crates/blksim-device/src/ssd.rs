@@ -166,6 +166,8 @@ pub struct Ssd {
     chan_free: Vec<Ns>,
     link_free: Ns,
     cmd_free: Ns,
+    /// When the last write entered the DRAM buffer: writes enter in order.
+    admit_free: Ns,
     prog_free: Ns,
     /// Data in the DRAM buffer: (programmed by, bytes), in program order.
     drain: VecDeque<(Ns, u64)>,
@@ -209,7 +211,10 @@ impl Ssd {
             cfg.gc_low,
             prefill,
         )
-        .map_err(|e| e.replace("card.map_unit_kib", "ssd.map_unit_kib"))?;
+        .map_err(|e| {
+            e.replace("card.map_unit_kib", "ssd.map_unit_kib")
+                .replace("card.capacity_mib", "ssd.ftl_model_gib")
+        })?;
         if cfg.state == CardState::Steady {
             ftl.precondition_steady();
         }
@@ -219,6 +224,7 @@ impl Ssd {
             chan_free: vec![0; cfg.channels as usize],
             link_free: 0,
             cmd_free: 0,
+            admit_free: 0,
             prog_free: 0,
             drain: VecDeque::new(),
             buffered: 0,
@@ -280,8 +286,9 @@ impl Ssd {
         let arrived = self.link_free.max(now) + xfer_ns(bytes, self.cfg.link_mbps);
         self.link_free = arrived;
         let t_in = arrived + self.cfg.write_ctrl;
-        // Room in the buffer: data leaves it as it is programmed.
-        let mut t = t_in;
+        // Room in the buffer: data leaves it as it is programmed, and writes enter it in
+        // order (none overtakes one still waiting for room).
+        let mut t = t_in.max(self.admit_free);
         while self.buffered + bytes > self.cfg.dram_bytes {
             match self.drain.front() {
                 Some(&(end, b)) => {
@@ -305,6 +312,7 @@ impl Ssd {
             self.stats.buffer_stalls += 1;
             self.stats.buffer_stall_ns += t - t_in;
         }
+        self.admit_free = t;
         // Idle program engine: the SLC cache folds back into TLC meanwhile.
         if self.prog_free < t_in && self.slc_used > 0 {
             let idle = t_in - self.prog_free;
@@ -324,15 +332,24 @@ impl Ssd {
             self.ftl.program(&self.nand, sector, nr as u32, true)
         };
         self.prog_free = start + dur;
-        if self.drain.len() >= DRAIN_ENTRIES {
-            // Merge into the last entry: its data leaves with the later end (conservative).
-            let last = self.drain.back_mut().expect("entries");
-            last.0 = self.prog_free;
-            last.1 += bytes;
-        } else {
-            self.drain.push_back((self.prog_free, bytes));
+        // Small writes share an entry up to a quantum of the buffer (a merged entry leaves
+        // with its last write's end: at most one quantum's program time late), so the list
+        // stays under DRAIN_ENTRIES whatever the write size.
+        let quantum = (self.cfg.dram_bytes / DRAIN_ENTRIES as u64).max(1);
+        match self.drain.back_mut() {
+            Some(last) if last.1 + bytes <= quantum => {
+                last.0 = self.prog_free;
+                last.1 += bytes;
+            }
+            _ => self.drain.push_back((self.prog_free, bytes)),
         }
         self.buffered += bytes;
+        // A write larger than the whole buffer completes only as its own data is programmed.
+        if bytes > self.cfg.dram_bytes {
+            let over = self.prog_free - start;
+            let wait = (over as u128 * (bytes - self.cfg.dram_bytes) as u128 / bytes as u128) as Ns;
+            return t.max(start + wait);
+        }
         t
     }
 
@@ -461,6 +478,35 @@ mod tests {
                 "depth {n}: {i} vs {want}"
             );
         }
+    }
+
+    /// With the buffer full, small writes complete as the program engine frees room: evenly,
+    /// one write's worth of programming apart, however many writes the buffer holds (no
+    /// bursts when a merged entry of the drain list leaves).
+    #[test]
+    fn a_full_buffer_releases_writes_evenly() {
+        let mut s = ssd(&[
+            ("ssd.channels", "1"),
+            ("ssd.dies_per_channel", "1"),
+            ("ssd.planes", "1"),
+            ("ssd.capacity_gib", "4"),
+            ("ssd.dram_buffer_mib", "64"),
+            ("ssd.t_prog_ns", "160000"),
+            ("ssd.write_ctrl_ns", "0"),
+            ("ssd.state", "fresh"),
+        ]);
+        // 16 KiB per 160 µs: a 4 KiB write is 40 µs of programming.
+        let n = 40_000u64;
+        let ends: Vec<Ns> = (0..n).map(|i| s.write(0, i * 4096, 4096)).collect();
+        // Past the 16384 writes the buffer holds, completions are 40 µs apart, give or take
+        // one quantum of the drain list (64 MiB / 4096 entries = 16 KiB: 160 µs).
+        for w in ends[20_000..].windows(2) {
+            let gap = w[1] - w[0];
+            assert!(gap <= 40_000 + 160_000, "gap {gap}");
+        }
+        let span = ends[n as usize - 1] - ends[20_000];
+        let per = span as f64 / (n - 20_001) as f64;
+        assert!((per / 40_000.0 - 1.0).abs() < 0.01, "{per}");
     }
 
     /// A sequential write twice the SLC cache: the first half at the SLC rate, then the TLC

@@ -725,7 +725,7 @@ impl MmcDriver {
             out.trails.push((
                 rq,
                 DriverTrail {
-                    queued: tr.queued,
+                    queued: if self.ops.host_queue() { tr.queued } else { 0 },
                     on_bus: tr.started,
                     device_done: tr.hw_done.max(tr.started),
                 },

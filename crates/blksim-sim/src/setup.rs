@@ -105,6 +105,25 @@ pub const QUEUE_PARAMS: &[ParamDef] = &[
     ParamDef::new("sched_batch_dispatch", "requests", "0", 0, 65536, "batch dispatch under one elevator lock (unmerged 2025 series); 0 = mainline", "Yu Kuai, blk-mq-sched: support request batch dispatching for sq elevator (v1-v4, 2025)"),
 ];
 
+/// A key of another driver's table (`host.*`/`card.*` are MMC's, `nvme.*`/`ssd.*` NVMe's) is
+/// an error naming where it was set, not a value silently ignored.
+fn reject_other_tables(p: &Profile, driver: &str, tables: &[&str]) -> Result<(), String> {
+    for top in tables {
+        if let Some((k, v)) = p.with_prefix(top).first() {
+            let owner = if ["host", "card"].contains(top) {
+                "MMC"
+            } else {
+                "NVMe"
+            };
+            return Err(format!(
+                "{}: '{top}.{k}' applies to {owner} devices, not {driver}",
+                v.origin
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Build the driver a profile describes.
 pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
     match p.driver.as_str() {
@@ -124,14 +143,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     ));
                 }
             }
-            for top in ["host", "card"] {
-                if let Some((k, v)) = p.with_prefix(top).first() {
-                    return Err(format!(
-                        "{}: '{top}.{k}' applies to MMC devices, not null_blk",
-                        v.origin
-                    ));
-                }
-            }
+            reject_other_tables(p, "null_blk", &["host", "card", "nvme", "ssd"])?;
             let cfg = blksim_nullblk::NullBlkConfig::from_lookup(&|k| p.get(k))
                 .map_err(|e| locate(p, &e))?;
             Ok(Box::new(blksim_nullblk::NullBlk::new(cfg)))
@@ -146,14 +158,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     return Err(format!("{}: unknown loop parameter '{k}'{hint}", v.origin));
                 }
             }
-            for top in ["host", "card"] {
-                if let Some((k, v)) = p.with_prefix(top).first() {
-                    return Err(format!(
-                        "{}: '{top}.{k}' applies to MMC devices, not loop",
-                        v.origin
-                    ));
-                }
-            }
+            reject_other_tables(p, "loop", &["host", "card", "nvme", "ssd"])?;
             let cfg =
                 blksim_loop::LoopConfig::from_lookup(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
             Ok(Box::new(blksim_loop::Loop::new(cfg)))
@@ -165,6 +170,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     v.origin
                 ));
             }
+            reject_other_tables(p, "mmc", &["nvme", "ssd"])?;
             let lookup = MmcLookup(p);
             // Unknown host.*/card.* keys: name where they came from and the nearest known key.
             let known = || {
@@ -204,14 +210,9 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     .chain(blksim_device::ssd::SSD_PARAMS.iter())
                     .map(|d| d.key)
             };
+            reject_other_tables(p, "nvme", &["host", "card"])?;
             for k in p.values.keys() {
                 let table = k.split('.').next().unwrap_or("");
-                if ["host", "card"].contains(&table) {
-                    return Err(format!(
-                        "{}: '{k}' applies to MMC devices, not NVMe",
-                        p.origin(k)
-                    ));
-                }
                 if ["nvme", "ssd"].contains(&table) && !known().any(|d| d == k) {
                     let hint = crate::profile::nearest(k, known())
                         .map(|s| format!(" (did you mean '{s}'?)"))

@@ -3,8 +3,7 @@
 //!
 //! * The generators are fio's (`lib/rand.h`, `lib/rand.c`): L'Ecuyer's combined Tausworthe
 //!   `taus88` (32-bit, the default `random_generator=tausworthe`) and `taus258`
-//!   (`tausworthe64`, which fio also switches to by itself for regions over 2^32 blocks,
-//!   `check_rand_gen_limits`), seeded through fio's LCG and six cranks.
+//!   (`random_generator=tausworthe64`), seeded through fio's LCG and six cranks.
 //! * The seeds are `setup_random_seeds` and `td_fill_rand_seeds` (`init.c`): one per stream
 //!   (`FIO_RAND_*_OFF`), `randseed` multiplied through `0x9e370001` and by the job's
 //!   `thread_number` (its 1-based place among all jobs and clones). With `randrepeat=1`
@@ -129,15 +128,23 @@ impl FRand {
         r as f64 / (self.rand_max() as f64 + 1.0)
     }
 
-    /// `rand_between(start, end)`, both inclusive (`rand32_upto`/`rand64_upto`).
+    /// `rand_between(start, end)`, both inclusive (`rand32_upto`/`rand64_upto`), with C's
+    /// unsigned wrap-around.
     pub fn rand_between(&mut self, start: u64, end: u64) -> u64 {
         let r = self.rand();
-        let n = (end - start).wrapping_add(1);
+        let n = end.wrapping_sub(start).wrapping_add(1);
         if self.use64 {
-            start + (n as f64 * (r as f64 / 18446744073709551616.0)) as u64
+            start.wrapping_add((n as f64 * (r as f64 / 18446744073709551616.0)) as u64)
         } else {
-            // `(int) ((double)end * (r / FRAND32_MAX_PLUS_ONE))`, end a uint32_t.
-            start + (n as u32 as f64 * (r as f64 / 4294967296.0)) as i32 as u32 as u64
+            // `(int) ((double)end * (r / FRAND32_MAX_PLUS_ONE))`, end a uint32_t: a value past
+            // INT_MAX converts to INT_MIN on x86 (cvttsd2si), 0x80000000 as the uint32_t.
+            let v = n as u32 as f64 * (r as f64 / 4294967296.0);
+            let i = if v >= 2147483648.0 {
+                0x8000_0000
+            } else {
+                v as u32
+            };
+            start.wrapping_add(i as u64)
         }
     }
 }
@@ -162,24 +169,23 @@ impl WorkloadSeeds {
         salt: u64,
     ) -> WorkloadSeeds {
         let mut seeds = [0u64; off::NR];
-        if !randrepeat && !randseed_set {
-            // fio: `init_random_seeds` from the system's entropy.
+        let entropy = !randrepeat && !randseed_set;
+        if entropy {
+            // fio: `init_random_seeds` from the system's entropy (then td_fill_rand_seeds,
+            // whose allrandrepeat still applies).
             for (i, s) in seeds.iter_mut().enumerate() {
                 let mut st = salt ^ 0x6e6f_7265_7065_6174 ^ (thread_number << 32) ^ i as u64;
                 *s = splitmix64(&mut st);
             }
-            return WorkloadSeeds {
-                seeds,
-                thread_number,
-            };
-        }
-        let mut seed = randseed;
-        for _ in 0..4 {
-            seed = seed.wrapping_mul(0x9e37_0001);
-        }
-        for (i, s) in seeds.iter_mut().enumerate() {
-            *s = seed.wrapping_mul(thread_number).wrapping_add(i as u64);
-            seed = seed.wrapping_mul(0x9e37_0001);
+        } else {
+            let mut seed = randseed;
+            for _ in 0..4 {
+                seed = seed.wrapping_mul(0x9e37_0001);
+            }
+            for (i, s) in seeds.iter_mut().enumerate() {
+                *s = seed.wrapping_mul(thread_number).wrapping_add(i as u64);
+                seed = seed.wrapping_mul(0x9e37_0001);
+            }
         }
         if allrandrepeat {
             for (i, s) in seeds.iter_mut().enumerate() {
@@ -189,7 +195,9 @@ impl WorkloadSeeds {
         if randrepeat {
             seeds[off::BLOCK] = FIO_RANDSEED.wrapping_mul(thread_number);
         }
-        if salt != 0 && !randseed_set {
+        // The salt: blksim's --seed on seeds fio would repeat (the entropy seeds already
+        // come from it; allrandrepeat pins every stream).
+        if salt != 0 && !randseed_set && !entropy && !allrandrepeat {
             for (i, s) in seeds.iter_mut().enumerate() {
                 let mut st = salt.rotate_left(i as u32) ^ *s;
                 *s = splitmix64(&mut st);

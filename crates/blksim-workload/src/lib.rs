@@ -326,13 +326,13 @@ impl IoGen {
     }
 
     /// The job's streams, seeded as fio's `td_fill_rand_seeds_internal` seeds them.
-    fn rngs(spec: &JobSpec, region: &Region, seeds: &WorkloadSeeds, min_bs: &[u64; 3]) -> Rngs {
+    fn rngs(spec: &JobSpec, seeds: &WorkloadSeeds) -> Rngs {
         let s = &seeds.seeds;
-        // `check_rand_gen_limits`: tausworthe64 when asked, or when the region has more
-        // blocks than the 32-bit generator reaches.
-        let rw_min_bs = *min_bs.iter().min().unwrap();
-        let blocks = region.len.min(region.device_bytes) / rw_min_bs;
-        let use64 = spec.random_generator64 || (spec.rw.is_random() && blocks > u32::MAX as u64);
+        // tausworthe64 when asked. fio 3.33 also switches to it by itself for a file of more
+        // than 2^32 blocks (`check_rand_gen_limits`), but only after `add_job` seeded the
+        // streams with 32 bits, so the first pass still draws 32-bit numbers; blksim keeps
+        // 32 bits throughout there (a 16 TiB region at 4 KiB blocks).
+        let use64 = spec.random_generator64;
         // Writes draw their sizes with the reads' seed under verify, and trims with the
         // writes' for trimwrite, so the pairs repeat each other's sizes.
         let read_seed = s[frand::off::BS];
@@ -364,7 +364,7 @@ impl IoGen {
     ) -> Result<Self, ParseError> {
         let random = spec.rw.is_random();
         let min_bs = Ddir::ALL.map(|d| min_bs_of(spec, d).max(1));
-        let rngs = Self::rngs(spec, &region, seeds, &min_bs);
+        let rngs = Self::rngs(spec, seeds);
         let max_bs = Ddir::ALL.map(|d| max_bs_of(spec, d).max(min_bs_of(spec, d)).max(1));
         // fixup_options: blockalign only applies to random I/O; default = min bs.
         let ba = Ddir::ALL.map(|d| match spec.blockalign[d.idx()] {

@@ -105,6 +105,25 @@ fn the_starved_read_and_the_tags_served_ahead_of_it() {
     assert!(named.iter().all(|n| n["driver_tag"].as_i64() != Some(tag)));
     assert!(text.contains("<- longest wait") && text.contains("overtaken by"));
 
+    // The legacy path has no queue of its own: no such step there.
+    let legacy = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .arg("run")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../repro/s5-allwinner/randread.fio"))
+        .args([
+            "--io_size=1M",
+            "--device=emmc-allwinner",
+            "--explain=3",
+            "--output=/dev/null",
+        ])
+        .output()
+        .unwrap();
+    let ltext = String::from_utf8_lossy(&legacy.stderr);
+    assert!(
+        legacy.status.success() && ltext.contains("command on the bus"),
+        "{ltext}"
+    );
+    assert!(!ltext.contains("queued to the host"), "{ltext}");
+
     let (f, _) = explain("fifo");
     let fifo = &f["blksim"]["explain"][0];
     assert!(slowest["lat_ns"].as_u64().unwrap() > 10 * fifo["lat_ns"].as_u64().unwrap());

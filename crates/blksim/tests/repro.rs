@@ -687,6 +687,9 @@ fn s8_sd_kingston_open_units() {
         0.0,
     );
     t.finish();
+    // The measurements go to a scratch directory, not the working directory.
+    let results = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("repro-s8-probe-{}", std::process::id()));
     let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
         .args([
             "probe",
@@ -695,8 +698,10 @@ fn s8_sd_kingston_open_units() {
             "--no-calibrate",
             "--time=60",
         ])
+        .arg(format!("--results={}", results.display()))
         .output()
         .unwrap();
+    let _ = std::fs::remove_dir_all(&results);
     let text =
         String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{text}");

@@ -310,6 +310,10 @@ impl MmcHostOps for CqhciOps {
         "mmc-cqe"
     }
 
+    fn host_queue(&self) -> bool {
+        true
+    }
+
     /// `mmc_issue_type`: a flush is a DCMD when the host has the DCMD slot.
     fn issue_type(&self, drv: &MmcDriver, op: Op) -> IssueType {
         match op {

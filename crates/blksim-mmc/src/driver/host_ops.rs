@@ -14,6 +14,12 @@ pub(super) trait MmcHostOps: Sync {
     /// Driver name in reports and traces.
     fn name(&self) -> &'static str;
 
+    /// Requests wait in a queue of the host's own (hsq slots, CQE tasks) between `queue_rq`
+    /// and the bus; the legacy path has none (what `--explain` shows as a step).
+    fn host_queue(&self) -> bool {
+        false
+    }
+
     /// `mmc_issue_type`: reads and writes are ASYNC, everything else SYNC.
     fn issue_type(&self, _drv: &MmcDriver, op: Op) -> IssueType {
         match op {

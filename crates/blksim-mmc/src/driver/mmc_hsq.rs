@@ -123,6 +123,10 @@ impl MmcHostOps for HsqOps {
         "mmc-hsq"
     }
 
+    fn host_queue(&self) -> bool {
+        true
+    }
+
     /// `hsq_depth + 1`: `mmc_mq_queue_rq` lets one more in than the depth (the host's own).
     fn async_limit(&self, drv: &MmcDriver) -> u32 {
         let d = if drv.cfg.hsq_dynamic {
