@@ -4,7 +4,7 @@
 //! the random map, rwmix, bsrange, bssplit (its order), percentage_random, `rw=randrw:N`,
 //! trims, zones, tausworthe64, `allrandrepeat`, `randseed` with and without `randrepeat`,
 //! loops that repeat their pass, and clones (`numjobs`, each with its own thread number),
-//! jobs 1 to 12 in one file.
+//! jobs 1 to 13 in one file; `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too.
 //! Then fio 3.33's seeding rules, which decide what an option changes: with `randrepeat=1`
 //! `randseed` changes block sizes but not offsets; with `randrepeat=0` it changes offsets.
 
@@ -104,6 +104,10 @@ fn blksim_issues_the_ios_fio_issues() {
             "rw=randread\nallrandrepeat=1\nbs=8k\nrandom_generator=tausworthe64\n",
         ),
         (
+            "allr0",
+            "rw=randrw\nrandrepeat=0\nallrandrepeat=1\nbsrange=4k-16k\n",
+        ),
+        (
             "zoned",
             "rw=randread\nrandom_distribution=zoned:50/10:30/20:20/70\n",
         ),
@@ -129,7 +133,7 @@ fn blksim_issues_the_ios_fio_issues() {
         let (mut real, mut sim) = (real, sim);
         assert!(real.len() >= 700, "{name}: {} I/Os", real.len());
         if name == "clones" {
-            // The clones (thread numbers 10 to 12) append to one file, fio's threads in
+            // The clones (thread numbers 11 to 13) append to one file, fio's threads in
             // whatever order they ran: compare what was issued, not the order.
             real.sort();
             sim.sort();
