@@ -17,8 +17,9 @@
 //!   model's [`crate::emmc::ftl::PageFtl`], with `ssd.op_pct` over-provisioning). Idle time
 //!   folds the SLC cache back into TLC at the TLC rate. A sustained write therefore runs at the
 //!   SLC rate for the cache's size, then at the TLC rate.
-//! * Every read and write first occupies the controller for `ssd.cmd_ns` (commands one after
-//!   another), the rated IOPS ceiling of a drive whose NAND could go faster.
+//! * Every read and write first occupies the controller for `ssd.cmd_ns` or
+//!   `ssd.cmd_write_ns` (commands one after another): the rated IOPS ceilings of a drive whose
+//!   NAND could go faster.
 //! * **Flush** waits for nothing the host could lose: the DRAM buffer is flushed by the drive in
 //!   `ssd.flush_ns` (it is protected as consumer drives protect their mapping and buffer, or
 //!   small enough to drain in that time). Trims cost `ssd.trim_ns`.
@@ -54,7 +55,8 @@ pub static SSD_PARAMS: &[ParamDef] = &[
     ParamDef::new("ssd.t_bers_ns", "ns", "3500000", 1, MAX_STEP_NS, "Block erase time.", "NAND datasheet [typical]"),
     ParamDef::new("ssd.channel_mbps", "MB/s", "1200", 1, 100_000, "Transfer rate of one NAND channel.", "NAND interface (Toggle DDR 4.0: 1.2 Gb/s per pin, 8 bits)"),
     ParamDef::new("ssd.link_mbps", "MB/s", "7000", 1, 1_000_000, "Host link payload rate (PCIe 4.0 x4: 7.88 GB/s raw).", "PCIe 4.0 x4, less protocol overhead"),
-    ParamDef::new("ssd.cmd_ns", "ns", "0", 0, MAX_STEP_NS, "Controller occupancy per command: commands are taken one after another, so the drive tops out at 1 / cmd_ns commands a second whatever the NAND could do.", "datasheet (a rated IOPS ceiling, e.g. 1M IOPS: 1000 ns)"),
+    ParamDef::new("ssd.cmd_ns", "ns", "0", 0, MAX_STEP_NS, "Controller occupancy per read (and flush, trim) command: commands are taken one after another, so the drive tops out at 1 / cmd_ns reads a second whatever the NAND could do.", "datasheet (a rated random read IOPS ceiling, e.g. 1M IOPS: 1000 ns)"),
+    ParamDef::new("ssd.cmd_write_ns", "ns", "0", 0, MAX_STEP_NS, "Controller occupancy per write command (same timeline as ssd.cmd_ns).", "datasheet (a rated random write IOPS ceiling)"),
     ParamDef::new("ssd.read_ctrl_ns", "ns", "20000", 0, MAX_STEP_NS, "Controller time of a read command: fetch, FTL lookup, completion entry.", "fitted per profile"),
     ParamDef::new("ssd.write_ctrl_ns", "ns", "10000", 0, MAX_STEP_NS, "Controller time of a write command until its completion entry.", "fitted per profile"),
     ParamDef::new("ssd.dram_buffer_mib", "MiB", "64", 1, 1 << 20, "Write buffer in the controller's DRAM: writes complete once in it.", "datasheet DRAM size [share assumed]"),
@@ -92,6 +94,7 @@ pub struct SsdConfig {
     pub channel_mbps: u64,
     pub link_mbps: u64,
     pub cmd: Ns,
+    pub cmd_write: Ns,
     pub read_ctrl: Ns,
     pub write_ctrl: Ns,
     pub dram_bytes: u64,
@@ -132,6 +135,7 @@ impl SsdConfig {
             channel_mbps: n("ssd.channel_mbps")?,
             link_mbps: n("ssd.link_mbps")?,
             cmd: n("ssd.cmd_ns")?,
+            cmd_write: n("ssd.cmd_write_ns")?,
             read_ctrl: n("ssd.read_ctrl_ns")?,
             write_ctrl: n("ssd.write_ctrl_ns")?,
             dram_bytes: n("ssd.dram_buffer_mib")? << 20,
@@ -245,15 +249,15 @@ impl Ssd {
     }
 
     /// The controller takes the command (`ssd.cmd_ns`, one at a time): when it is taken.
-    fn take(&mut self, now: Ns) -> Ns {
-        let t = self.cmd_free.max(now) + self.cfg.cmd;
+    fn take(&mut self, now: Ns, cost: Ns) -> Ns {
+        let t = self.cmd_free.max(now) + cost;
         self.cmd_free = t;
         t
     }
 
     /// A read of `bytes` at byte `offset` submitted at `now`: when it completes.
     pub fn read(&mut self, now: Ns, offset: u64, bytes: u64) -> Ns {
-        let now = self.take(now);
+        let now = self.take(now, self.cfg.cmd);
         self.stats.reads += 1;
         self.stats.bytes_read += bytes;
         let page = self.cfg.page_bytes;
@@ -280,7 +284,7 @@ impl Ssd {
     /// A write of `bytes` at byte `offset` submitted at `now`: when it completes (its data in
     /// the DRAM buffer); its programming is scheduled behind the buffered data.
     pub fn write(&mut self, now: Ns, offset: u64, bytes: u64) -> Ns {
-        let now = self.take(now);
+        let now = self.take(now, self.cfg.cmd_write);
         self.stats.writes += 1;
         self.stats.bytes_written += bytes;
         let arrived = self.link_free.max(now) + xfer_ns(bytes, self.cfg.link_mbps);
