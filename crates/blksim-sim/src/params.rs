@@ -63,10 +63,17 @@ pub static PARAM_TABLES: &[ParamTable] = &[
         calibrate: &[],
     },
     ParamTable {
-        title: "NVMe SSD ([ssd], --set=ssd.KEY)",
+        title: "UFS host and device ([ufs], --set=ufs.KEY)",
+        prefix: "",
+        defs: blksim_ufs::UFS_PARAMS,
+        drivers: &["ufs"],
+        calibrate: &[],
+    },
+    ParamTable {
+        title: "SSD: the flash and controller of NVMe and UFS devices ([ssd], --set=ssd.KEY)",
         prefix: "",
         defs: blksim_device::ssd::SSD_PARAMS,
-        drivers: &["nvme"],
+        drivers: &["nvme", "ufs"],
         calibrate: blksim_device::ssd::SSD_CALIBRATE,
     },
     ParamTable {
@@ -117,7 +124,7 @@ mod tests {
 
     #[test]
     fn every_calibration_key_is_a_numeric_parameter_of_its_driver() {
-        for driver in ["null_blk", "loop", "mmc", "nvme"] {
+        for driver in ["null_blk", "loop", "mmc", "nvme", "ufs"] {
             let keys = calibration_keys(driver);
             assert!(!keys.is_empty(), "{driver}");
             for k in keys {

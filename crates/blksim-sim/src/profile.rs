@@ -48,6 +48,14 @@ pub const BUNDLED: &[Bundled] = &[
         toml: include_str!("../../../profiles/sd-kingston-4g-bbb.toml"),
     },
     Bundled {
+        name: "ufs31-samsung-512g",
+        toml: include_str!("../../../profiles/ufs31-samsung-512g.toml"),
+    },
+    Bundled {
+        name: "ufs40-samsung-512g",
+        toml: include_str!("../../../profiles/ufs40-samsung-512g.toml"),
+    },
+    Bundled {
         name: "nvme-980pro-1tb",
         toml: include_str!("../../../profiles/nvme-980pro-1tb.toml"),
     },
@@ -129,9 +137,9 @@ impl Profile {
             return Err(format!("--set={kv}: empty key"));
         }
         if let Some((top, _)) = k.split_once('.') {
-            if !["queue", "host", "card", "nvme", "ssd", "platform"].contains(&top) {
+            if !["queue", "host", "card", "nvme", "ufs", "ssd", "platform"].contains(&top) {
                 return Err(format!(
-                    "--set={kv}: unknown table '{top}' (expected a device field like 'irqmode', or queue.*, queue.iosched.*, host.*, card.*, nvme.*, ssd.*, platform.*)"
+                    "--set={kv}: unknown table '{top}' (expected a device field like 'irqmode', or queue.*, queue.iosched.*, host.*, card.*, nvme.*, ufs.*, ssd.*, platform.*)"
                 ));
             }
         }
@@ -163,10 +171,10 @@ impl Profile {
                 ("description", toml::Value::String(s)) => p.description = s.clone(),
                 ("driver", toml::Value::String(s)) => p.driver = s.clone(),
                 ("device", toml::Value::Table(t)) => flatten(&mut p, "", t, text, file, "device")?,
-                ("queue" | "host" | "card" | "nvme" | "ssd" | "platform", toml::Value::Table(t)) => flatten(&mut p, k, t, text, file, k)?,
+                ("queue" | "host" | "card" | "nvme" | "ufs" | "ssd" | "platform", toml::Value::Table(t)) => flatten(&mut p, k, t, text, file, k)?,
                 _ => {
                     return Err(format!(
-                        "{file}:{}: unexpected top-level key '{k}' (expected name, description, driver, [device], [queue], [queue.iosched], [host], [card], [nvme], [ssd], [platform])",
+                        "{file}:{}: unexpected top-level key '{k}' (expected name, description, driver, [device], [queue], [queue.iosched], [host], [card], [nvme], [ufs], [ssd], [platform])",
                         find_line(text, k, None)
                     ))
                 }
@@ -174,12 +182,12 @@ impl Profile {
         }
         if p.driver.is_empty() {
             return Err(format!(
-                "{file}: missing 'driver' (null_blk, loop, mmc or nvme)"
+                "{file}: missing 'driver' (null_blk, loop, mmc, nvme or ufs)"
             ));
         }
-        if !["null_blk", "loop", "mmc", "nvme"].contains(&p.driver.as_str()) {
+        if !["null_blk", "loop", "mmc", "nvme", "ufs"].contains(&p.driver.as_str()) {
             return Err(format!(
-                "{file}:{}: driver '{}': expected null_blk, loop, mmc or nvme",
+                "{file}:{}: driver '{}': expected null_blk, loop, mmc, nvme or ufs",
                 find_line(text, "driver", None),
                 p.driver
             ));

@@ -110,10 +110,11 @@ pub const QUEUE_PARAMS: &[ParamDef] = &[
 fn reject_other_tables(p: &Profile, driver: &str, tables: &[&str]) -> Result<(), String> {
     for top in tables {
         if let Some((k, v)) = p.with_prefix(top).first() {
-            let owner = if ["host", "card"].contains(top) {
-                "MMC"
-            } else {
-                "NVMe"
+            let owner = match *top {
+                "host" | "card" => "MMC",
+                "ufs" => "UFS",
+                "nvme" => "NVMe",
+                _ => "NVMe and UFS",
             };
             return Err(format!(
                 "{}: '{top}.{k}' applies to {owner} devices, not {driver}",
@@ -143,7 +144,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     ));
                 }
             }
-            reject_other_tables(p, "null_blk", &["host", "card", "nvme", "ssd"])?;
+            reject_other_tables(p, "null_blk", &["host", "card", "nvme", "ufs", "ssd"])?;
             let cfg = blksim_nullblk::NullBlkConfig::from_lookup(&|k| p.get(k))
                 .map_err(|e| locate(p, &e))?;
             Ok(Box::new(blksim_nullblk::NullBlk::new(cfg)))
@@ -158,7 +159,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     return Err(format!("{}: unknown loop parameter '{k}'{hint}", v.origin));
                 }
             }
-            reject_other_tables(p, "loop", &["host", "card", "nvme", "ssd"])?;
+            reject_other_tables(p, "loop", &["host", "card", "nvme", "ufs", "ssd"])?;
             let cfg =
                 blksim_loop::LoopConfig::from_lookup(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
             Ok(Box::new(blksim_loop::Loop::new(cfg)))
@@ -170,7 +171,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     v.origin
                 ));
             }
-            reject_other_tables(p, "mmc", &["nvme", "ssd"])?;
+            reject_other_tables(p, "mmc", &["nvme", "ufs", "ssd"])?;
             let lookup = MmcLookup(p);
             // Unknown host.*/card.* keys: name where they came from and the nearest known key.
             let known = || {
@@ -210,7 +211,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                     .chain(blksim_device::ssd::SSD_PARAMS.iter())
                     .map(|d| d.key)
             };
-            reject_other_tables(p, "nvme", &["host", "card"])?;
+            reject_other_tables(p, "nvme", &["host", "card", "ufs"])?;
             for k in p.values.keys() {
                 let table = k.split('.').next().unwrap_or("");
                 if ["nvme", "ssd"].contains(&table) && !known().any(|d| d == k) {
@@ -232,6 +233,54 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                 .map_err(|e| locate(p, &e))?;
             Ok(Box::new(
                 blksim_nvme::Nvme::new(cfg, ssd).map_err(|e| locate(p, &e))?,
+            ))
+        }
+        "ufs" => {
+            if let Some((k, v)) = p.device_keys().first() {
+                return Err(format!(
+                    "{}: '{k}': UFS profiles take ufs.* and ssd.* keys, not bare device keys",
+                    v.origin
+                ));
+            }
+            reject_other_tables(p, "ufs", &["host", "card", "nvme"])?;
+            let known = || {
+                blksim_ufs::UFS_PARAMS
+                    .iter()
+                    .chain(blksim_device::ssd::SSD_PARAMS.iter())
+                    .map(|d| d.key)
+            };
+            for k in p.values.keys() {
+                // A UFS device names its state and its SLC buffer its own way.
+                for (ssd_key, ufs_key) in [
+                    ("ssd.state", "ufs.state"),
+                    ("ssd.slc_cache_gib", "ufs.wb_buffer_gib"),
+                ] {
+                    if k == ssd_key {
+                        return Err(format!(
+                            "{}: '{k}': a UFS device takes '{ufs_key}'",
+                            p.origin(k)
+                        ));
+                    }
+                }
+                let table = k.split('.').next().unwrap_or("");
+                if ["ufs", "ssd"].contains(&table) && !known().any(|d| d == k) {
+                    let hint = crate::profile::nearest(k, known())
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "{}: unknown UFS parameter '{k}'{hint}",
+                        p.origin(k)
+                    ));
+                }
+            }
+            let nr_cpus = crate::platform::Platform::from_profile(p)
+                .map(|pl| pl.nr_cpus)
+                .unwrap_or(1);
+            let cfg = blksim_ufs::UfsConfig::from_lookup(&|k| p.get(k), nr_cpus)
+                .map_err(|e| locate(p, &e))?;
+            let dev = blksim_ufs::UfsConfig::device(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
+            Ok(Box::new(
+                blksim_ufs::Ufs::new(cfg, dev).map_err(|e| locate(p, &e))?,
             ))
         }
         other => Err(format!(
@@ -506,6 +555,7 @@ pub fn devname(p: &Profile) -> String {
         "null_blk" => "nullb0".into(),
         "loop" => "loop0".into(),
         "nvme" => "nvme0n1".into(),
+        "ufs" => "sda".into(),
         _ => "mmcblk0".into(),
     }
 }

@@ -714,3 +714,61 @@ fn s8_sd_kingston_open_units() {
         "preferred_erase_size 4 MiB:\n{text}"
     );
 }
+
+/// §9: two UFS parts against their announced figures (no measurement on Linux was found).
+/// Each figure set one parameter (channel rate, SLC program time, controller occupancy), so
+/// the rows are fits, within ±15 %; what was not published is printed as the model's
+/// prediction.
+#[test]
+fn s9_ufs_datasheets() {
+    let mut t = Table::new("§9 UFS parts against their announcements");
+    let go = |dev: &str, extra: &[&str]| {
+        let base = [
+            "--name=d",
+            "--direct=1",
+            "--size=8g",
+            "--ioengine=io_uring",
+            "--time_based",
+            "--iodepth=32",
+        ];
+        let a: Vec<&str> = base.iter().chain(extra).copied().collect();
+        run(dev, &a)
+    };
+    let mbps = |v: &Value| kib_s(&v["jobs"][0]) * 1024.0 / 1e6;
+    let iops = |v: &Value| dir(&v["jobs"][0])["iops"].as_f64().unwrap();
+    for (dev, read, write, rr, rw) in [
+        (
+            "ufs31-samsung-512g",
+            2100.0,
+            1200.0,
+            Some(100_000.0),
+            Some(70_000.0),
+        ),
+        ("ufs40-samsung-512g", 4200.0, 2800.0, None, None),
+    ] {
+        let v = go(dev, &["--rw=read", "--bs=512k", "--runtime=0.2"]);
+        t.row(&format!("{dev} seq read MB/s"), "fit", read, mbps(&v), 0.15);
+        let v = go(dev, &["--rw=write", "--bs=512k", "--runtime=0.2"]);
+        t.row(
+            &format!("{dev} seq write MB/s"),
+            "fit",
+            write,
+            mbps(&v),
+            0.15,
+        );
+        for (rw_name, published) in [("randread", rr), ("randwrite", rw)] {
+            let v = go(
+                dev,
+                &[&format!("--rw={rw_name}"), "--bs=4k", "--runtime=0.1"],
+            );
+            match published {
+                Some(p) => t.row(&format!("{dev} 4k {rw_name} IOPS"), "fit", p, iops(&v), 0.15),
+                None => println!(
+                    "{dev} 4k {rw_name} at QD 32: {:.0} IOPS (not published: the model's prediction)",
+                    iops(&v)
+                ),
+            }
+        }
+    }
+    t.finish();
+}

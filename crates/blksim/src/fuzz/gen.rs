@@ -239,6 +239,10 @@ pub fn param_space(driver: &str, elevator: &str) -> Vec<SetKey> {
             add("", blksim_nvme::NVME_PARAMS);
             add("", blksim_device::ssd::SSD_PARAMS);
         }
+        "ufs" => {
+            add("", blksim_ufs::UFS_PARAMS);
+            add("", blksim_device::ssd::SSD_PARAMS);
+        }
         _ => {
             add("", blksim_device::emmc::CARD_PARAMS);
             add("", blksim_device::emmc::HOST_PARAMS);
@@ -247,6 +251,10 @@ pub fn param_space(driver: &str, elevator: &str) -> Vec<SetKey> {
     add("queue.", blksim_sim::setup::QUEUE_PARAMS);
     add("platform.", blksim_sim::platform::PLATFORM_PARAMS);
     v.retain(|k| k.key() != "queue.scheduler");
+    if driver == "ufs" {
+        // A UFS device's state and SLC buffer are ufs.state and ufs.wb_buffer_gib.
+        v.retain(|k| !["ssd.state", "ssd.slc_cache_gib"].contains(&k.key().as_str()));
+    }
     for def in elevator_tunables(elevator) {
         if !test_only(def) {
             v.push(SetKey {
