@@ -19,3 +19,4 @@ r emmc-allwinner repro/s5-allwinner/randread.fio --set=host.queue=hsq --set=host
 for f in repro/s6-sd-pi4/*.fio; do r sd-a1-pi4 "$f"; done
 r nvme-980pro-1tb repro/s7-nvme-980pro/randread.fio
 for n in 3 4; do r sd-kingston-4g-bbb repro/s8-sd-kingston/open-au.fio --numjobs=$n; done
+for f in repro/s6-sd-pi4/*.fio; do r sd-a2-pi4 "$f"; done

@@ -44,6 +44,10 @@ pub const BUNDLED: &[Bundled] = &[
         toml: include_str!("../../../profiles/sd-a1-pi4.toml"),
     },
     Bundled {
+        name: "sd-a2-pi4",
+        toml: include_str!("../../../profiles/sd-a2-pi4.toml"),
+    },
+    Bundled {
         name: "sd-kingston-4g-bbb",
         toml: include_str!("../../../profiles/sd-kingston-4g-bbb.toml"),
     },
