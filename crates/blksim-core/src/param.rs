@@ -176,6 +176,36 @@ impl ParamDef {
     }
 }
 
+/// The value of `key` (a key of `table`) from `get`, or the table's default, parsed and
+/// checked against its bounds; errors start with the key.
+pub fn lookup_u64(
+    table: &[ParamDef],
+    key: &str,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<u64, String> {
+    let d = find(table, key);
+    d.parse_u64(&get(key).unwrap_or_else(|| d.default.to_string()))
+        .map_err(|e| format!("{key}: {e}"))
+}
+
+/// As [`lookup_u64`] for an `enum:` parameter.
+pub fn lookup_enum(
+    table: &[ParamDef],
+    key: &str,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<&'static str, String> {
+    let d = find(table, key);
+    d.parse_enum(&get(key).unwrap_or_else(|| d.default.to_string()))
+        .map_err(|e| format!("{key}: {e}"))
+}
+
+fn find<'a>(table: &'a [ParamDef], key: &str) -> &'a ParamDef {
+    table
+        .iter()
+        .find(|d| d.key == key)
+        .unwrap_or_else(|| panic!("parameter {key} is not in its table"))
+}
+
 /// Every parameter of a table is well formed: unique keys, a doc and a source, a default that
 /// parses and lies in bounds. For the tables' own tests.
 pub fn check_table(table: &[ParamDef]) -> Result<(), String> {

@@ -33,7 +33,7 @@
 //! block costs as much as any other.
 
 use crate::emmc::ftl::{CardState, Ftl, Nand, PageFtl};
-use blksim_core::param::MAX_STEP_NS;
+use blksim_core::param::{lookup_enum, lookup_u64, MAX_STEP_NS};
 use blksim_core::{Ns, ParamDef};
 use std::collections::VecDeque;
 
@@ -71,13 +71,6 @@ pub static SSD_PARAMS: &[ParamDef] = &[
     ParamDef::new("ssd.trim_ns", "ns", "10000", 0, MAX_STEP_NS, "A dataset-management (deallocate) command.", "[assumed]"),
 ];
 
-fn def(key: &str) -> &'static ParamDef {
-    SSD_PARAMS
-        .iter()
-        .find(|d| d.key == key)
-        .unwrap_or_else(|| panic!("ssd parameter {key} is not in the table"))
-}
-
 /// The SSD's configuration, from `ssd.*` values (missing keys take the table's defaults).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SsdConfig {
@@ -111,16 +104,8 @@ pub struct SsdConfig {
 
 impl SsdConfig {
     pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<SsdConfig, String> {
-        let n = |k: &str| -> Result<u64, String> {
-            let d = def(k);
-            d.parse_u64(&get(k).unwrap_or_else(|| d.default.to_string()))
-                .map_err(|e| format!("{k}: {e}"))
-        };
-        let state = {
-            let d = def("ssd.state");
-            let v = get("ssd.state").unwrap_or_else(|| d.default.to_string());
-            CardState::parse(d.parse_enum(&v).map_err(|e| format!("ssd.state: {e}"))?)?
-        };
+        let n = |k: &str| lookup_u64(SSD_PARAMS, k, get);
+        let state = CardState::parse(lookup_enum(SSD_PARAMS, "ssd.state", get)?)?;
         Ok(SsdConfig {
             capacity_bytes: n("ssd.capacity_gib")? << 30,
             channels: n("ssd.channels")?,
@@ -364,6 +349,18 @@ impl Ssd {
         let start = offset % space;
         let len = bytes.min(space - start).min(u32::MAX as u64 * 512);
         (start / 512, len.div_ceil(512))
+    }
+
+    /// A block request's command submitted at `now` (`op` at byte `offset`, `bytes` long):
+    /// when it completes.
+    pub fn command(&mut self, now: Ns, op: blksim_block::Op, offset: u64, bytes: u64) -> Ns {
+        use blksim_block::Op;
+        match op {
+            Op::Read => self.read(now, offset, bytes),
+            Op::Write => self.write(now, offset, bytes),
+            Op::Flush => self.flush(now),
+            Op::Discard => self.trim(now, offset, bytes),
+        }
     }
 
     /// A flush submitted at `now`.

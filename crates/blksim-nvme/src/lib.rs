@@ -11,8 +11,8 @@
 //! costs), as for every driver.
 
 use blksim_block::driver::{CallCtx, DriverStats};
-use blksim_block::{BlkStatus, Driver, DriverOut, Op, RqId, RqPool};
-use blksim_core::param::MAX_STEP_NS;
+use blksim_block::{BlkStatus, Driver, DriverOut, RqId, RqPool};
+use blksim_core::param::{lookup_u64, MAX_STEP_NS};
 use blksim_core::{Ns, ParamDef};
 use blksim_device::ssd::{Ssd, SsdConfig};
 
@@ -23,13 +23,6 @@ pub static NVME_PARAMS: &[ParamDef] = &[
     ParamDef::new("nvme.max_hw_kib", "KiB", "512", 4, 1 << 16, "Largest transfer (MDTS): max_hw_sectors.", "drivers/nvme/host/core.c nvme_set_ctrl_limits (2^MDTS pages; NVME_MAX_KB_SZ 8192 in pci.c)"),
     ParamDef::new("nvme.irq_ns", "ns", "2000", 0, MAX_STEP_NS, "From the completion entry to nvme_irq on the queue's CPU (MSI-X delivery).", "model parameter [assumed]"),
 ];
-
-fn def(key: &str) -> &'static ParamDef {
-    NVME_PARAMS
-        .iter()
-        .find(|d| d.key == key)
-        .unwrap_or_else(|| panic!("nvme parameter {key} is not in the table"))
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct NvmeConfig {
@@ -45,11 +38,7 @@ impl NvmeConfig {
         get: &dyn Fn(&str) -> Option<String>,
         nr_cpus: u16,
     ) -> Result<NvmeConfig, String> {
-        let n = |k: &str| -> Result<u64, String> {
-            let d = def(k);
-            d.parse_u64(&get(k).unwrap_or_else(|| d.default.to_string()))
-                .map_err(|e| format!("{k}: {e}"))
-        };
+        let n = |k: &str| lookup_u64(NVME_PARAMS, k, get);
         let q = n("nvme.nr_io_queues")? as u16;
         Ok(NvmeConfig {
             nr_io_queues: if q == 0 { nr_cpus.max(1) } else { q },
@@ -124,13 +113,9 @@ impl Driver for Nvme {
         out: &mut DriverOut,
     ) -> BlkStatus {
         let r = pool.get(rq);
-        let (off, bytes) = (r.sector * 512, r.nr_sectors as u64 * 512);
-        let done = match r.op {
-            Op::Read => self.ssd.read(now, off, bytes),
-            Op::Write => self.ssd.write(now, off, bytes),
-            Op::Flush => self.ssd.flush(now),
-            Op::Discard => self.ssd.trim(now, off, bytes),
-        };
+        let done = self
+            .ssd
+            .command(now, r.op, r.sector * 512, r.nr_sectors as u64 * 512);
         self.in_flight += 1;
         out.events
             .push((done + self.cfg.irq, (EV_COMPLETE << 32) | rq as u64));

@@ -18,8 +18,8 @@
 //! one vector's completion is steered back by `rq_affinity`), `ufs.irq_ns` after the device.
 
 use blksim_block::driver::{CallCtx, DriverStats};
-use blksim_block::{BlkStatus, Driver, DriverOut, Op, RqId, RqPool};
-use blksim_core::param::MAX_STEP_NS;
+use blksim_block::{BlkStatus, Driver, DriverOut, RqId, RqPool};
+use blksim_core::param::{lookup_enum, lookup_u64, MAX_STEP_NS};
 use blksim_core::{Ns, ParamDef};
 use blksim_device::ssd::{Ssd, SsdConfig};
 
@@ -36,13 +36,6 @@ pub static UFS_PARAMS: &[ParamDef] = &[
     ParamDef::new("ufs.irq_ns", "ns", "2000", 0, MAX_STEP_NS, "From the device's completion to ufshcd_intr on the CPU.", "model parameter [assumed]"),
 ];
 
-fn def(key: &str) -> &'static ParamDef {
-    UFS_PARAMS
-        .iter()
-        .find(|d| d.key == key)
-        .unwrap_or_else(|| panic!("ufs parameter {key} is not in the table"))
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct UfsConfig {
     pub mcq: bool,
@@ -56,17 +49,8 @@ pub struct UfsConfig {
 impl UfsConfig {
     /// From `ufs.*` values; `nr_cpus` is the platform's, for MCQ's one queue per CPU.
     pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>, nr_cpus: u16) -> Result<Self, String> {
-        let n = |k: &str| -> Result<u64, String> {
-            let d = def(k);
-            d.parse_u64(&get(k).unwrap_or_else(|| d.default.to_string()))
-                .map_err(|e| format!("{k}: {e}"))
-        };
-        let mode = {
-            let d = def("ufs.mode");
-            d.parse_enum(&get("ufs.mode").unwrap_or_else(|| d.default.to_string()))
-                .map_err(|e| format!("ufs.mode: {e}"))?
-        };
-        let mcq = mode == "mcq";
+        let n = |k: &str| lookup_u64(UFS_PARAMS, k, get);
+        let mcq = lookup_enum(UFS_PARAMS, "ufs.mode", get)? == "mcq";
         let q = n("ufs.mcq_queues")? as u16;
         Ok(UfsConfig {
             mcq,
@@ -180,14 +164,10 @@ impl Driver for Ufs {
         out: &mut DriverOut,
     ) -> BlkStatus {
         let r = pool.get(rq);
-        let (off, bytes) = (r.sector * 512, r.nr_sectors as u64 * 512);
         let at = self.wake(now);
-        let done = match r.op {
-            Op::Read => self.ssd.read(at, off, bytes),
-            Op::Write => self.ssd.write(at, off, bytes),
-            Op::Flush => self.ssd.flush(at),
-            Op::Discard => self.ssd.trim(at, off, bytes),
-        };
+        let done = self
+            .ssd
+            .command(at, r.op, r.sector * 512, r.nr_sectors as u64 * 512);
         self.busy_until = self.busy_until.max(done);
         self.in_flight += 1;
         out.events
@@ -230,6 +210,7 @@ impl Driver for Ufs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use blksim_block::Op;
     use std::collections::BTreeMap;
 
     fn lookup(kv: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

@@ -3,8 +3,10 @@
 //! same order, as each writes them with `write_iolog`. Covered: uniform random offsets with
 //! the random map, rwmix, bsrange, bssplit (its order), percentage_random, `rw=randrw:N`,
 //! trims, zones, tausworthe64, `allrandrepeat`, `randseed` with and without `randrepeat`,
-//! loops that repeat their pass, and clones (`numjobs`, each with its own thread number),
-//! jobs 1 to 13 in one file; `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too.
+//! loops that repeat their pass, jobs 1 to 10 in one file (each its own thread number);
+//! `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too. Clones (`numjobs`) are not
+//! compared here: fio's clones append to one shared iolog from several threads, and their
+//! buffered writes cut each other's lines.
 //! Then fio 3.33's seeding rules, which decide what an option changes: with `randrepeat=1`
 //! `randseed` changes block sizes but not offsets; with `randrepeat=0` it changes offsets.
 
@@ -117,7 +119,6 @@ fn blksim_issues_the_ios_fio_issues() {
             "rw=randrw:4\nbs=4k,8k\nverify=crc32c\ndo_verify=0\n",
         ),
         ("trim", "rw=randtrim\nbsrange=4k-16k\n"),
-        ("clones", "rw=randread\nbsrange=4k-16k\nnumjobs=3\n"),
     ];
     let mut text = GLOBAL.to_string();
     for (name, body) in jobs {
@@ -130,14 +131,7 @@ fn blksim_issues_the_ios_fio_issues() {
             ios(&d.join("fio").join(&log)),
             ios(&d.join("sim").join(&log)),
         );
-        let (mut real, mut sim) = (real, sim);
         assert!(real.len() >= 700, "{name}: {} I/Os", real.len());
-        if name == "clones" {
-            // The clones (thread numbers 11 to 13) append to one file, fio's threads in
-            // whatever order they ran: compare what was issued, not the order.
-            real.sort();
-            sim.sort();
-        }
         same(&sim, &real, name);
     }
     let _ = std::fs::remove_dir_all(&d);
