@@ -162,6 +162,12 @@ pub trait Driver {
         out: &mut DriverOut,
     ) -> BlkStatus;
 
+    /// Poll queues (`HCTX_TYPE_POLL`): with none, the kernel clears `REQ_POLLED` and a polled
+    /// I/O completes by interrupt like any other (`blk_mq_submit_bio` → `bio_set_polled`).
+    fn poll_queues(&self) -> u16 {
+        0
+    }
+
     /// `commit_rqs`: the batch ended early; kick the hardware.
     fn commit_rqs(&mut self, _hctx: u16, _now: Ns, _out: &mut DriverOut) {}
 

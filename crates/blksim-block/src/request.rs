@@ -43,6 +43,8 @@ pub mod flags {
     pub const REQ_META: u32 = 1 << 3;
     pub const REQ_NOMERGE: u32 = 1 << 4;
     pub const REQ_IDLE: u32 = 1 << 5;
+    /// `REQ_POLLED`: the submitter polls for the completion (`blk_mq_poll`), no interrupt.
+    pub const REQ_POLLED: u32 = 1 << 6;
 }
 
 /// `RQF_*` request flags the model needs (`include/linux/blk-mq.h`).

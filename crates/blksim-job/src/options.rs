@@ -528,7 +528,7 @@ pub static OPTIONS: &[OptionDesc] = &[
         ]),
     unm("error_dump", C::Job, "Dump info on each error"),
     unm("skip_bad", C::Job, "Skip operations against known bad blocks (mtd engine)"),
-    unm("hipri", C::Engine, "Use polled IO completions (io_uring/pvsync2)"),
+    m("hipri", &[], T::Flag, "", C::Engine, "Use polled IO completions (io_uring/pvsync2)", set_hipri),
     unm("fixedbufs", C::Engine, "Pre map IO buffers (io_uring)"),
     unm("registerfiles", C::Engine, "Pre-open/register files (io_uring)"),
     unm("sqthread_poll", C::Engine, "Offload submission/completion to kernel thread (io_uring)"),
@@ -1561,6 +1561,11 @@ fn set_allrandrepeat(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result
 fn set_randseed(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.randseed = parse_size(v, j.kb_base)?;
     j.randseed_set = true;
+    Ok(())
+}
+
+fn set_hipri(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.hipri = parse_bool(v)?;
     Ok(())
 }
 

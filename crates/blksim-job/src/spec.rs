@@ -255,6 +255,8 @@ pub struct JobSpec {
     pub randseed_set: bool,
     /// `allrandrepeat`: every stream seeded from `FIO_RANDSEED` and the job number.
     pub allrandrepeat: bool,
+    /// `hipri`: polled completions (io_uring `IORING_SETUP_IOPOLL`, pvsync2 `RWF_HIPRI`).
+    pub hipri: bool,
     /// `random_generator=tausworthe64`.
     pub random_generator64: bool,
     /// True when `iodepth` was given (fio's `fio_option_is_set`): a blktrace replay
@@ -532,6 +534,7 @@ impl Default for JobSpec {
             randseed: 0x89,
             randseed_set: false,
             allrandrepeat: false,
+            hipri: false,
             random_generator64: false,
             iodepth_set: false,
             iodepth_shown: None,

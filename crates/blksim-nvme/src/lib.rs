@@ -21,6 +21,7 @@ pub static NVME_PARAMS: &[ParamDef] = &[
     ParamDef::new("nvme.nr_io_queues", "count", "0", 0, 4096, "I/O queues (hardware contexts); 0 = one per CPU, as nvme_setup_io_queues asks (the drive may grant fewer).", "drivers/nvme/host/pci.c nvme_setup_io_queues (num_possible_cpus)"),
     ParamDef::new("nvme.io_queue_depth", "entries", "1024", 2, 65536, "Entries per I/O queue; the tag set's depth is one less (a full ring keeps one slot empty).", "drivers/nvme/host/pci.c io_queue_depth (default 1024), nvme_pci_alloc_tag_set (q_depth - 1)"),
     ParamDef::new("nvme.max_hw_kib", "KiB", "512", 4, 1 << 16, "Largest transfer (MDTS): max_hw_sectors.", "drivers/nvme/host/core.c nvme_set_ctrl_limits (2^MDTS pages; NVME_MAX_KB_SZ 8192 in pci.c)"),
+    ParamDef::new("nvme.poll_queues", "count", "0", 0, 4096, "Queues for polled I/O (hipri): a polled I/O completes by its submitter's polling, without an interrupt; with none, polled I/O falls back to interrupts.", "drivers/nvme/host/pci.c poll_queues module parameter (default 0)"),
     ParamDef::new("nvme.irq_ns", "ns", "2000", 0, MAX_STEP_NS, "From the completion entry to nvme_irq on the queue's CPU (MSI-X delivery).", "model parameter [assumed]"),
 ];
 
@@ -29,6 +30,7 @@ pub struct NvmeConfig {
     pub nr_io_queues: u16,
     pub io_queue_depth: u32,
     pub max_hw_kib: u32,
+    pub poll_queues: u16,
     pub irq: Ns,
 }
 
@@ -44,6 +46,7 @@ impl NvmeConfig {
             nr_io_queues: if q == 0 { nr_cpus.max(1) } else { q },
             io_queue_depth: n("nvme.io_queue_depth")? as u32,
             max_hw_kib: n("nvme.max_hw_kib")? as u32,
+            poll_queues: n("nvme.poll_queues")? as u16,
             irq: n("nvme.irq_ns")?,
         })
     }
@@ -87,6 +90,10 @@ impl Driver for Nvme {
         self.ssd.capacity_bytes() / 512
     }
 
+    fn poll_queues(&self) -> u16 {
+        self.cfg.poll_queues
+    }
+
     /// Client drives report a volatile write cache (VWC) and take FUA writes themselves.
     fn write_cache(&self) -> bool {
         true
@@ -116,9 +123,17 @@ impl Driver for Nvme {
         let done = self
             .ssd
             .command(now, r.op, r.sector * 512, r.nr_sectors as u64 * 512);
+        // A polled request's completion entry is found by the submitter's poll, with no
+        // interrupt to deliver.
+        let polled = r.flags & blksim_block::request::flags::REQ_POLLED != 0;
+        let irq = if polled && self.cfg.poll_queues > 0 {
+            0
+        } else {
+            self.cfg.irq
+        };
         self.in_flight += 1;
         out.events
-            .push((done + self.cfg.irq, (EV_COMPLETE << 32) | rq as u64));
+            .push((done + irq, (EV_COMPLETE << 32) | rq as u64));
         BlkStatus::Ok
     }
 

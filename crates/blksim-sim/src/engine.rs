@@ -424,6 +424,10 @@ impl Sim {
                 null_engine,
                 null_queued: null_engine && spec.iodepth > 1,
                 is_sync_engine,
+                polled: spec.hipri
+                    && matches!(spec.ioengine.name(), "io_uring" | "pvsync2")
+                    && driver.poll_queues() > 0,
+                ctx_end: 0,
                 verify_log,
                 verify_reads: None,
                 verify_ios: 0,
@@ -705,6 +709,7 @@ impl Sim {
         if self.cpus.is_on() {
             self.tasks[self.ctx_task].sys_ns += end - self.ctx_start;
         }
+        self.tasks[self.ctx_task].ctx_end = end;
         self.cpus.leave_task();
     }
 
@@ -729,9 +734,17 @@ impl Sim {
                 // are there (`iodepth_batch_complete_min`); otherwise it reaps in passing.
                 let task = &self.tasks[t as usize];
                 let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
+                // A polling task (hipri) never slept: it finds the completions itself.
                 let wakes = task.wait == Wait::QueueFull
                     && task.in_syscall == InSyscall::No
-                    && task.completed.len() >= min_evts;
+                    && task.completed.len() >= min_evts
+                    && !task.polled;
+                // The time it spun is its own CPU time (fio's sys). Departure: the spin does
+                // not hold the CPU's timeline, so other work on that CPU is not delayed by it.
+                let task = &mut self.tasks[t as usize];
+                if task.polled && self.cpus.is_on() && now > task.ctx_end && task.in_flight > 0 {
+                    task.sys_ns += now - task.ctx_end;
+                }
                 let clk = self.task_begin(t as usize, now, wakes);
                 self.reap(t as usize, clk);
                 self.task_end();

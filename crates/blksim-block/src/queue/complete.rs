@@ -31,7 +31,9 @@ impl RequestQueue {
             let cpu = self.completion_cpu(rq, from);
             self.ctx_cpu = cpu;
             let start = cpus.begin(cpu, now);
-            let irq = if from.is_some() {
+            // A polled request is completed by its submitter's `blk_mq_poll`: no interrupt.
+            let polled = self.pool.get(rq).flags & crate::request::flags::REQ_POLLED != 0;
+            let irq = if from.is_some() || polled {
                 0
             } else {
                 cpus.costs().irq_ns

@@ -474,7 +474,11 @@ impl Sim {
                 Ddir::Write => Op::Write,
                 Ddir::Trim => Op::Discard,
             };
-            let mut fl = 0;
+            let mut fl = if self.tasks[t].polled {
+                flags::REQ_POLLED
+            } else {
+                0
+            };
             if op == Op::Write {
                 // O_DIRECT writes are REQ_SYNC | REQ_IDLE, plus REQ_FUA on an O_SYNC/O_DSYNC
                 // file (`dio_bio_write_op`, `iocb_is_dsync`); reads carry no flag (they are

@@ -166,6 +166,11 @@ pub(crate) struct Task {
     pub(crate) null_queued: bool,
     /// sync/psync/...: one I/O per syscall, issue time stamped before the call.
     pub(crate) is_sync_engine: bool,
+    /// `hipri` on a polling engine (io_uring, pvsync2) with the driver's poll queues: the
+    /// task's bios are REQ_POLLED and it spins for their completions instead of sleeping.
+    pub(crate) polled: bool,
+    /// When the task's last context ended (a polling task spins from then until it reaps).
+    pub(crate) ctx_end: Ns,
     /// fio's verify phase (`verify=` + `do_verify`): after the write phase the job reads its
     /// region back (`do_verify`); the block layer's integrity oracle checks every read.
     pub(crate) verify_log: Option<crate::verify::VerifyLog>,
