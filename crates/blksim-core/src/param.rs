@@ -177,7 +177,7 @@ impl ParamDef {
 }
 
 /// The value of `key` (a key of `table`) from `get`, or the table's default, parsed and
-/// checked against its bounds; errors start with the key.
+/// checked against its bounds; errors start with the key (as the parsers write them).
 pub fn lookup_u64(
     table: &[ParamDef],
     key: &str,
@@ -185,7 +185,6 @@ pub fn lookup_u64(
 ) -> Result<u64, String> {
     let d = find(table, key);
     d.parse_u64(&get(key).unwrap_or_else(|| d.default.to_string()))
-        .map_err(|e| format!("{key}: {e}"))
 }
 
 /// As [`lookup_u64`] for an `enum:` parameter.
@@ -196,7 +195,6 @@ pub fn lookup_enum(
 ) -> Result<&'static str, String> {
     let d = find(table, key);
     d.parse_enum(&get(key).unwrap_or_else(|| d.default.to_string()))
-        .map_err(|e| format!("{key}: {e}"))
 }
 
 fn find<'a>(table: &'a [ParamDef], key: &str) -> &'a ParamDef {
