@@ -162,8 +162,9 @@ pub trait Driver {
         out: &mut DriverOut,
     ) -> BlkStatus;
 
-    /// Poll queues (`HCTX_TYPE_POLL`): with none, the kernel clears `REQ_POLLED` and a polled
-    /// I/O completes by interrupt like any other (`blk_mq_submit_bio` → `bio_set_polled`).
+    /// Poll queues (`HCTX_TYPE_POLL`): with none, the queue lacks `QUEUE_FLAG_POLL`, so
+    /// `submit_bio_noacct` clears `REQ_POLLED` (`bio_clear_polled`) and a polled I/O completes
+    /// by interrupt like any other.
     fn poll_queues(&self) -> u16 {
         0
     }

@@ -415,7 +415,7 @@ mod tests {
     /// reads submitted together finish one t_R apart (the die is the bottleneck).
     #[test]
     fn reads_are_the_arithmetic_of_their_resources() {
-        let mut s = ssd(&[
+        let one_die = [
             ("ssd.channels", "1"),
             ("ssd.dies_per_channel", "1"),
             ("ssd.capacity_gib", "4"),
@@ -423,18 +423,11 @@ mod tests {
             ("ssd.channel_mbps", "1000"),
             ("ssd.link_mbps", "4000"),
             ("ssd.read_ctrl_ns", "10000"),
-        ]);
+        ];
+        let mut s = ssd(&one_die);
         let one = 50_000 + 4096 + 1024 + 10_000;
         assert_eq!(s.read(0, 0, 4096), one);
-        let mut s2 = ssd(&[
-            ("ssd.channels", "1"),
-            ("ssd.dies_per_channel", "1"),
-            ("ssd.capacity_gib", "4"),
-            ("ssd.t_r_ns", "50000"),
-            ("ssd.channel_mbps", "1000"),
-            ("ssd.link_mbps", "4000"),
-            ("ssd.read_ctrl_ns", "10000"),
-        ]);
+        let mut s2 = ssd(&one_die);
         let ends: Vec<Ns> = (0..4).map(|i| s2.read(0, i << 20, 4096)).collect();
         for w in ends.windows(2) {
             assert_eq!(w[1] - w[0], 50_000);

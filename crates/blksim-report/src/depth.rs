@@ -7,7 +7,7 @@
 //! so the buckets only add overlaps. Buckets start 1 ms wide and double when a run outgrows
 //! [`MAX_BUCKETS`], as in [`crate::timeline`].
 
-use crate::timeline::{FIRST_WIDTH_NS, MAX_BUCKETS};
+use crate::timeline::{bucket_spans, FIRST_WIDTH_NS, MAX_BUCKETS};
 
 /// Stages kept at most.
 pub const MAX_SERIES: usize = 8;
@@ -102,16 +102,8 @@ impl DepthTimeline {
     }
 
     /// (bucket end in s, width in ns) of each bucket; the last one ends at the run's end.
-    fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
-        let n = self.area.len();
-        (0..n).map(move |i| {
-            let from = self.start_ns + i as u64 * self.width_ns;
-            let mut w = self.width_ns;
-            if i + 1 == n && self.end_ns > from {
-                w = w.min(self.end_ns - from);
-            }
-            ((from + w - self.start_ns) as f64 / 1e9, w)
-        })
+    fn buckets(&self) -> impl Iterator<Item = (f64, u64)> {
+        bucket_spans(self.start_ns, self.width_ns, self.area.len(), self.end_ns)
     }
 
     /// (bucket end in s, mean requests at stage `series`), one point per bucket.

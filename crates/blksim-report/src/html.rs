@@ -14,7 +14,7 @@
 //! * tables: per job and direction IOPS, bandwidth and latencies; the job options; the device
 //!   profile's values with where each came from.
 
-use crate::depth::{DepthTimeline, MAX_SERIES};
+use crate::depth::DepthTimeline;
 use crate::json::JsonValue;
 use crate::report::RunReport;
 use plotters::prelude::*;
@@ -51,11 +51,23 @@ pub struct HtmlIo {
 const STYLE: &str = "body{font-family:sans-serif;margin:24px;max-width:980px}table{border-collapse:collapse;margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}tr.longest{font-weight:bold;background:#fde}ul.legend{list-style:none;padding:0;font-size:13px}ul.legend span{display:inline-block;width:12px;height:12px;margin-right:6px}.chart{margin:12px 0}";
 
 const DDIRS: [&str; 3] = ["read", "write", "trim"];
-const COLORS: [RGBColor; 3] = [
+/// One palette for every chart (matplotlib's tab10), a series' colour by its index.
+const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
+
+fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
 /// Percentiles marked on the CDFs.
 const MARKS: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
 
@@ -166,7 +178,7 @@ fn cdf_svg(r: &RunReport, job: usize) -> io::Result<Option<String>> {
                     .zip(MARKS)
                     .map(|(&v, q)| (v.max(1) as f64 / 1000.0, q / 100.0))
                     .collect();
-                series.push((*name, COLORS[d], pts, marks));
+                series.push((*name, color(d), pts, marks));
             }
         }
     }
@@ -252,7 +264,7 @@ fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
                 .into_iter()
                 .map(|(x, iops, kib)| (x, if bw { kib / 1024.0 } else { iops }))
                 .collect();
-            (DDIRS[d], COLORS[d], pts)
+            (DDIRS[d], color(d), pts)
         })
         .collect();
     if series.is_empty() {
@@ -277,37 +289,11 @@ fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
     .map(Some)
 }
 
-/// Colours of the stages' depth lines.
-const STAGE_COLORS: [RGBColor; MAX_SERIES] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(127, 127, 127),
-    RGBColor(23, 190, 207),
-];
-
-/// Colours of the waits between an I/O's steps, by the step that ends them.
-const STEP_COLORS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
 /// Queue depth over time, a line per stage requests passed through.
 fn depth_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
     let series: Vec<Series> = (0..d.names.len())
         .filter(|&s| d.seen[s])
-        .map(|s| (d.names[s], STAGE_COLORS[s], d.depth(s)))
+        .map(|s| (d.names[s], color(s), d.depth(s)))
         .collect();
     if series.is_empty() {
         return Ok(None);
@@ -333,7 +319,7 @@ fn busy_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
     Lines {
         title: format!("device busy ({} ms buckets)", d.width_ns as f64 / 1e6),
         y_desc: "fraction busy",
-        series: vec![("busy", COLORS[0], d.busy_fraction())],
+        series: vec![("busy", color(0), d.busy_fraction())],
         y_max: Some(1.05),
     }
     .svg()
@@ -410,7 +396,7 @@ fn layers_svg(l: &[(&'static str, f64)]) -> io::Result<String> {
             let w = ns / 1000.0;
             rects.push(Rectangle::new(
                 [(at, 0.2), (at + w, 0.8)],
-                STEP_COLORS[i % STEP_COLORS.len()].filled(),
+                color(i).filled(),
             ));
             at += w;
         }
@@ -419,7 +405,7 @@ fn layers_svg(l: &[(&'static str, f64)]) -> io::Result<String> {
     }
     let mut t = String::from("<table id=\"layers\"><tr><th>layer</th><th>µs per request</th></tr>");
     for (i, (name, ns)) in l.iter().enumerate() {
-        let RGBColor(r, g, b) = STEP_COLORS[i % STEP_COLORS.len()];
+        let RGBColor(r, g, b) = color(i);
         let _ = write!(
             t,
             "<tr><td><span style=\"display:inline-block;width:12px;height:12px;margin-right:6px;background:rgb({r},{g},{b})\"></span>{name}</td><td data-value=\"{}\">{:.1}</td></tr>",
@@ -483,7 +469,7 @@ fn explain_svg(ios: &[HtmlIo]) -> io::Result<String> {
             .draw()
             .map_err(chart_err)?;
         for (k, kind) in kinds.iter().enumerate() {
-            let color = STEP_COLORS[k % STEP_COLORS.len()];
+            let color = color(k);
             let mut rects = Vec::new();
             for (row, io) in ios.iter().enumerate() {
                 let t0 = io.steps.first().map_or(0, |s| s.1);
@@ -510,7 +496,7 @@ fn explain_svg(ios: &[HtmlIo]) -> io::Result<String> {
     // The legend as HTML below the chart, so it never covers a bar.
     let mut legend = String::from("<ul class=\"legend\">");
     for (k, kind) in kinds.iter().enumerate() {
-        let RGBColor(r, g, b) = STEP_COLORS[k % STEP_COLORS.len()];
+        let RGBColor(r, g, b) = color(k);
         let _ = write!(
             legend,
             "<li><span style=\"background:rgb({r},{g},{b})\"></span>until {}</li>",
@@ -725,18 +711,6 @@ pub struct HtmlTable {
     pub cdfs: Vec<(String, Vec<(f64, f64)>)>,
 }
 
-/// Colours of the compared files' lines, A first.
-const FILE_COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
-
 /// `blksim compare --output-format=html`: the files, then per job and direction the
 /// comparison table and the files' CDFs overlaid.
 pub fn write_compare_html(
@@ -777,14 +751,7 @@ pub fn write_compare_html(
             .cdfs
             .iter()
             .enumerate()
-            .map(|(i, (label, pts))| {
-                (
-                    label.as_str(),
-                    FILE_COLORS[i % FILE_COLORS.len()],
-                    pts.clone(),
-                    Vec::new(),
-                )
-            })
+            .map(|(i, (label, pts))| (label.as_str(), color(i), pts.clone(), Vec::new()))
             .collect();
         if !series.is_empty() {
             let _ = writeln!(

@@ -100,23 +100,32 @@ impl Timeline {
     /// (bucket end in s, IOPS, KiB/s) of direction `ddir`, one point per bucket. A run that
     /// ended at `end_ns` inside its last bucket has that bucket's rate over the part it ran.
     pub fn rates(&self, ddir: usize, end_ns: u64) -> Vec<(f64, f64, f64)> {
-        let n = self.ios.len();
-        self.ios
-            .iter()
-            .zip(&self.bytes)
-            .enumerate()
-            .map(|(i, (c, b))| {
-                let from = self.start_ns + i as u64 * self.width_ns;
-                let mut w = self.width_ns;
-                if i + 1 == n && end_ns > from {
-                    w = w.min(end_ns - from);
-                }
-                let x = (from + w - self.start_ns) as f64 / 1e9;
+        bucket_spans(self.start_ns, self.width_ns, self.ios.len(), end_ns)
+            .zip(self.ios.iter().zip(&self.bytes))
+            .map(|((x, w), (c, b))| {
                 let w = w as f64 / 1e9;
                 (x, c[ddir] as f64 / w, b[ddir] as f64 / 1024.0 / w)
             })
             .collect()
     }
+}
+
+/// (end in s since `start_ns`, width in ns) of each of `n` buckets of `width_ns`; the last one
+/// ends at `end_ns` when the run ended inside it, so its rate is over the part it ran.
+pub(crate) fn bucket_spans(
+    start_ns: u64,
+    width_ns: u64,
+    n: usize,
+    end_ns: u64,
+) -> impl Iterator<Item = (f64, u64)> {
+    (0..n).map(move |i| {
+        let from = start_ns + i as u64 * width_ns;
+        let mut w = width_ns;
+        if i + 1 == n && end_ns > from {
+            w = w.min(end_ns - from);
+        }
+        ((from + w - start_ns) as f64 / 1e9, w)
+    })
 }
 
 #[cfg(test)]

@@ -125,6 +125,48 @@ fn reject_other_tables(p: &Profile, driver: &str, tables: &[&str]) -> Result<(),
     Ok(())
 }
 
+/// A driver with table-prefixed keys takes no bare `[device]` keys.
+fn no_bare_keys(p: &Profile, what: &str, tables: &str) -> Result<(), String> {
+    match p.device_keys().first() {
+        Some((k, v)) => Err(format!(
+            "{}: '{k}': {what} profiles take {tables} keys, not bare device keys",
+            v.origin
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Every key of the driver's `tables` is one its parameter tables define: otherwise an error
+/// naming where it was set and the nearest known key.
+fn known_keys(
+    p: &Profile,
+    what: &str,
+    tables: &[&str],
+    defs: &[&'static [ParamDef]],
+) -> Result<(), String> {
+    let known = || defs.iter().flat_map(|t| t.iter().map(|d| d.key));
+    for k in p.values.keys() {
+        let table = k.split('.').next().unwrap_or("");
+        if tables.contains(&table) && !known().any(|d| d == k) {
+            let hint = crate::profile::nearest(k, known())
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "{}: unknown {what} parameter '{k}'{hint}",
+                p.origin(k)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The platform's CPUs (for drivers with a queue per CPU).
+fn platform_cpus(p: &Profile) -> u16 {
+    crate::platform::Platform::from_profile(p)
+        .map(|pl| pl.nr_cpus)
+        .unwrap_or(1)
+}
+
 /// Build the driver a profile describes.
 pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
     match p.driver.as_str() {
@@ -165,69 +207,23 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
             Ok(Box::new(blksim_loop::Loop::new(cfg)))
         }
         "mmc" => {
-            if let Some((k, v)) = p.device_keys().first() {
-                return Err(format!(
-                    "{}: '{k}': MMC profiles take host.* and card.* keys, not bare device keys",
-                    v.origin
-                ));
-            }
+            no_bare_keys(p, "MMC", "host.* and card.*")?;
             reject_other_tables(p, "mmc", &["nvme", "ufs", "ssd"])?;
+            let tables: [&[ParamDef]; 2] = [
+                blksim_device::emmc::CARD_PARAMS,
+                blksim_device::emmc::HOST_PARAMS,
+            ];
+            known_keys(p, "MMC", &["host", "card"], &tables)?;
             let lookup = MmcLookup(p);
-            // Unknown host.*/card.* keys: name where they came from and the nearest known key.
-            let known = || {
-                blksim_device::emmc::CARD_PARAMS
-                    .iter()
-                    .chain(blksim_device::emmc::HOST_PARAMS.iter())
-                    .map(|d| d.key)
-            };
-            for k in p
-                .values
-                .keys()
-                .filter(|k| k.starts_with("host.") || k.starts_with("card."))
-            {
-                if !known().any(|d| d == k) {
-                    let hint = crate::profile::nearest(k, known())
-                        .map(|s| format!(" (did you mean '{s}'?)"))
-                        .unwrap_or_default();
-                    return Err(format!(
-                        "{}: unknown MMC parameter '{k}'{hint}",
-                        p.origin(k)
-                    ));
-                }
-            }
             blksim_device::emmc::params::check_known_keys(&lookup).map_err(|e| locate(p, &e))?;
             blksim_mmc::build_mmc_driver(&lookup).map_err(|e| locate(p, &e))
         }
         "nvme" => {
-            if let Some((k, v)) = p.device_keys().first() {
-                return Err(format!(
-                    "{}: '{k}': NVMe profiles take nvme.* and ssd.* keys, not bare device keys",
-                    v.origin
-                ));
-            }
-            let known = || {
-                blksim_nvme::NVME_PARAMS
-                    .iter()
-                    .chain(blksim_device::ssd::SSD_PARAMS.iter())
-                    .map(|d| d.key)
-            };
+            no_bare_keys(p, "NVMe", "nvme.* and ssd.*")?;
             reject_other_tables(p, "nvme", &["host", "card", "ufs"])?;
-            for k in p.values.keys() {
-                let table = k.split('.').next().unwrap_or("");
-                if ["nvme", "ssd"].contains(&table) && !known().any(|d| d == k) {
-                    let hint = crate::profile::nearest(k, known())
-                        .map(|s| format!(" (did you mean '{s}'?)"))
-                        .unwrap_or_default();
-                    return Err(format!(
-                        "{}: unknown NVMe parameter '{k}'{hint}",
-                        p.origin(k)
-                    ));
-                }
-            }
-            let nr_cpus = crate::platform::Platform::from_profile(p)
-                .map(|pl| pl.nr_cpus)
-                .unwrap_or(1);
-            let cfg = blksim_nvme::NvmeConfig::from_lookup(&|k| p.get(k), nr_cpus)
+            let tables = [blksim_nvme::NVME_PARAMS, blksim_device::ssd::SSD_PARAMS];
+            known_keys(p, "NVMe", &["nvme", "ssd"], &tables)?;
+            let cfg = blksim_nvme::NvmeConfig::from_lookup(&|k| p.get(k), platform_cpus(p))
                 .map_err(|e| locate(p, &e))?;
             let ssd = blksim_device::ssd::SsdConfig::from_lookup(&|k| p.get(k))
                 .map_err(|e| locate(p, &e))?;
@@ -236,47 +232,23 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
             ))
         }
         "ufs" => {
-            if let Some((k, v)) = p.device_keys().first() {
-                return Err(format!(
-                    "{}: '{k}': UFS profiles take ufs.* and ssd.* keys, not bare device keys",
-                    v.origin
-                ));
-            }
+            no_bare_keys(p, "UFS", "ufs.* and ssd.*")?;
             reject_other_tables(p, "ufs", &["host", "card", "nvme"])?;
-            let known = || {
-                blksim_ufs::UFS_PARAMS
-                    .iter()
-                    .chain(blksim_device::ssd::SSD_PARAMS.iter())
-                    .map(|d| d.key)
-            };
-            for k in p.values.keys() {
-                // A UFS device names its state and its SLC buffer its own way.
-                for (ssd_key, ufs_key) in [
-                    ("ssd.state", "ufs.state"),
-                    ("ssd.slc_cache_gib", "ufs.wb_buffer_gib"),
-                ] {
-                    if k == ssd_key {
-                        return Err(format!(
-                            "{}: '{k}': a UFS device takes '{ufs_key}'",
-                            p.origin(k)
-                        ));
-                    }
-                }
-                let table = k.split('.').next().unwrap_or("");
-                if ["ufs", "ssd"].contains(&table) && !known().any(|d| d == k) {
-                    let hint = crate::profile::nearest(k, known())
-                        .map(|s| format!(" (did you mean '{s}'?)"))
-                        .unwrap_or_default();
+            // A UFS device names its state and its SLC buffer its own way.
+            for (ssd_key, ufs_key) in [
+                ("ssd.state", "ufs.state"),
+                ("ssd.slc_cache_gib", "ufs.wb_buffer_gib"),
+            ] {
+                if p.values.contains_key(ssd_key) {
                     return Err(format!(
-                        "{}: unknown UFS parameter '{k}'{hint}",
-                        p.origin(k)
+                        "{}: '{ssd_key}': a UFS device takes '{ufs_key}'",
+                        p.origin(ssd_key)
                     ));
                 }
             }
-            let nr_cpus = crate::platform::Platform::from_profile(p)
-                .map(|pl| pl.nr_cpus)
-                .unwrap_or(1);
-            let cfg = blksim_ufs::UfsConfig::from_lookup(&|k| p.get(k), nr_cpus)
+            let tables = [blksim_ufs::UFS_PARAMS, blksim_device::ssd::SSD_PARAMS];
+            known_keys(p, "UFS", &["ufs", "ssd"], &tables)?;
+            let cfg = blksim_ufs::UfsConfig::from_lookup(&|k| p.get(k), platform_cpus(p))
                 .map_err(|e| locate(p, &e))?;
             let dev = blksim_ufs::UfsConfig::device(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
             Ok(Box::new(

@@ -91,8 +91,6 @@ pub struct Ufs {
     in_flight: u32,
     /// When the link last had nothing to do (the last completion with none in flight).
     idle_since: Ns,
-    /// Completions outstanding at the device, by time (to know when the link goes idle).
-    busy_until: Ns,
     completed: u64,
     h8_exits: u64,
 }
@@ -104,7 +102,6 @@ impl Ufs {
             ssd: Ssd::new(dev)?,
             in_flight: 0,
             idle_since: 0,
-            busy_until: 0,
             completed: 0,
             h8_exits: 0,
         })
@@ -113,8 +110,8 @@ impl Ufs {
     /// When the device sees a command sent at `now`: after the hibern8 exit if the link
     /// had been idle for the auto-hibern8 time.
     fn wake(&mut self, now: Ns) -> Ns {
-        let idle_from = self.idle_since.max(self.busy_until);
-        if self.cfg.ahit > 0 && now >= idle_from && now - idle_from > self.cfg.ahit {
+        let idle = self.in_flight == 0 && now.saturating_sub(self.idle_since) > self.cfg.ahit;
+        if self.cfg.ahit > 0 && idle {
             self.h8_exits += 1;
             now + self.cfg.h8_exit
         } else {
@@ -168,7 +165,6 @@ impl Driver for Ufs {
         let done = self
             .ssd
             .command(at, r.op, r.sector * 512, r.nr_sectors as u64 * 512);
-        self.busy_until = self.busy_until.max(done);
         self.in_flight += 1;
         out.events
             .push((done + self.cfg.irq, (EV_COMPLETE << 32) | rq as u64));

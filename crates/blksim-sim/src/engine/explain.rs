@@ -68,6 +68,8 @@ pub(crate) struct Explain {
     hungry: BTreeSet<u64>,
     /// The slowest so far, slowest first (ties: issued first).
     pub top: Vec<ExplainRec>,
+    /// Reused for the older I/Os a completion names itself to (no allocation per I/O).
+    scratch: Vec<u64>,
 }
 
 impl Explain {
@@ -80,6 +82,7 @@ impl Explain {
             live: BTreeMap::new(),
             hungry: BTreeSet::new(),
             top: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -143,8 +146,10 @@ impl Explain {
             offset,
             tag: f.trail.map_or(-1, |t| t.tag),
         };
-        let older: Vec<u64> = self.hungry.range(..f.seq).copied().collect();
-        for s in older {
+        let mut older = std::mem::take(&mut self.scratch);
+        older.clear();
+        older.extend(self.hungry.range(..f.seq).copied());
+        for &s in &older {
             let key = self.order[&s];
             let o = self.live.get_mut(&key).expect("hungry I/Os are in flight");
             o.named.push(me.clone());
@@ -152,6 +157,7 @@ impl Explain {
                 self.hungry.remove(&s);
             }
         }
+        self.scratch = older;
         if !keep || self.n == 0 {
             return;
         }
