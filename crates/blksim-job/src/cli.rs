@@ -202,6 +202,7 @@ pub fn apply_overrides(set: &mut JobSet, opts: &[CliOption]) -> Result<(), Parse
             }
         }
         finalize(job);
+        crate::options::check_engine_options(job)?;
     }
     Ok(())
 }

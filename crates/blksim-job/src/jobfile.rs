@@ -125,6 +125,7 @@ impl Builder {
         }
         job.raw_options = apply_opts(&mut job, &sec.opts)?;
         finalize(&mut job);
+        crate::options::check_engine_options(&job)?;
         self.set.jobs.push(job);
         Ok(())
     }

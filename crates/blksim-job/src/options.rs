@@ -529,10 +529,10 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("error_dump", C::Job, "Dump info on each error"),
     unm("skip_bad", C::Job, "Skip operations against known bad blocks (mtd engine)"),
     m("hipri", &[], T::Flag, "", C::Engine, "Use polled IO completions (io_uring/pvsync2)", set_hipri),
-    unm("fixedbufs", C::Engine, "Pre map IO buffers (io_uring)"),
-    unm("registerfiles", C::Engine, "Pre-open/register files (io_uring)"),
-    unm("sqthread_poll", C::Engine, "Offload submission/completion to kernel thread (io_uring)"),
-    unm("sqthread_poll_cpu", C::Engine, "What CPU to run SQ thread polling on (io_uring)"),
+    m("fixedbufs", &[], T::Flag, "", C::Engine, "Pre map IO buffers (io_uring)", set_fixedbufs),
+    m("registerfiles", &[], T::Flag, "", C::Engine, "Pre-open/register files (io_uring)", set_registerfiles),
+    m("sqthread_poll", &[], T::Flag, "", C::Engine, "Offload submission/completion to kernel thread (io_uring)", set_sqthread_poll),
+    m("sqthread_poll_cpu", &[], T::Int, "", C::Engine, "What CPU to run SQ thread polling on (io_uring)", set_sqthread_poll_cpu),
     unm("nonvectored", C::Engine, "Use non-vectored read/write commands (io_uring)"),
     unm("uncached", C::Engine, "Use RWF_UNCACHED for buffered read/writes (io_uring/pvsync2)"),
     unm("nowait", C::Engine, "Use RWF_NOWAIT for reads/writes"),
@@ -750,6 +750,30 @@ pub(crate) fn apply_option(
 
 /// Cross-option fix-ups after a job's options are all applied (fio `fixup_options` in
 /// init.c, reduced to what the spec needs). Safe to call again after overrides.
+/// Options that belong to one engine: fio parses an engine's options only once that engine is
+/// loaded, and refuses them under another ("Bad option <fixedbufs>").
+pub(crate) fn check_engine_options(spec: &JobSpec) -> Result<(), crate::ParseError> {
+    if spec.ioengine.name() == "io_uring" {
+        return Ok(());
+    }
+    const IO_URING: [&str; 4] = [
+        "sqthread_poll",
+        "sqthread_poll_cpu",
+        "fixedbufs",
+        "registerfiles",
+    ];
+    if let Some(o) = IO_URING.iter().find(|o| spec.where_set(o).is_some()) {
+        return Err(spec.error_at(
+            &[*o],
+            format!(
+                "'{o}' is an option of the io_uring engine, not of ioengine={} (fio: \"Bad option <{o}>\")",
+                spec.ioengine.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn finalize(spec: &mut JobSpec) {
     // fio prints this from backend.c when a sync engine meets iodepth > 1; we keep the
     // configured iodepth (it is printed in the job header) and note the cap.
@@ -1566,6 +1590,28 @@ fn set_randseed(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), 
 
 fn set_hipri(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.hipri = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_fixedbufs(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.io_uring.fixedbufs = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_registerfiles(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.io_uring.registerfiles = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_sqthread_poll(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.io_uring.sqthread_poll = parse_bool(v)?;
+    Ok(())
+}
+
+/// fio's `fio_ioring_sqpoll_cb`: the CPU, and that it was given (`IORING_SETUP_SQ_AFF`).
+/// Whether the platform has that CPU is checked against the platform when the run is set up.
+fn set_sqthread_poll_cpu(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.io_uring.sqthread_poll_cpu = Some(u32_of(v, j.kb_base, 0, 4095)? as u16);
     Ok(())
 }
 

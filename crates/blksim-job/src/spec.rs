@@ -183,6 +183,39 @@ impl IoEngine {
     pub fn is_sync(&self) -> bool {
         matches!(self, IoEngine::Sync(_))
     }
+    /// The kernel takes a reference on the file for each I/O: `io_submit_one`'s `fget`
+    /// (libaio), `io_file_get_normal` (io_uring without registered files), the threads of
+    /// glibc's POSIX AIO (a threaded process: `fdget` takes a reference). The sync engines
+    /// of a single-threaded fio job use `fdget`'s borrowed reference, and null makes no
+    /// syscall.
+    pub fn file_ref_per_io(&self) -> bool {
+        matches!(self, IoEngine::Async(_))
+    }
+}
+
+/// fio's io_uring engine options (`struct ioring_options`, `engines/io_uring.c`): what the
+/// kernel does per I/O for the ring. Only the io_uring engine accepts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoUringOpts {
+    /// `fixedbufs`: buffers registered once (`IORING_REGISTER_BUFFERS`), I/O with
+    /// `IORING_OP_READ_FIXED`/`WRITE_FIXED`: no page pinning per I/O.
+    pub fixedbufs: bool,
+    /// `registerfiles`: files registered once, SQEs with `IOSQE_FIXED_FILE`: no file
+    /// reference taken and dropped per I/O.
+    pub registerfiles: bool,
+    /// `sqthread_poll`: `IORING_SETUP_SQPOLL`, a kernel thread submits; fio makes no submit
+    /// syscall and spins on the completion ring (`fio_ioring_commit`, `fio_ioring_getevents`).
+    pub sqthread_poll: bool,
+    /// `sqthread_poll_cpu`: the SQ thread's CPU (`IORING_SETUP_SQ_AFF`).
+    pub sqthread_poll_cpu: Option<u16>,
+}
+
+impl IoUringOpts {
+    /// Files are registered: asked for, or implied by `sqthread_poll` (`fio_ioring_init`:
+    /// "sqthread submission requires registered files").
+    pub fn files_registered(&self) -> bool {
+        self.registerfiles || self.sqthread_poll
+    }
 }
 
 /// A value that may be given as bytes or as a percentage of the file/device.
@@ -257,6 +290,8 @@ pub struct JobSpec {
     pub allrandrepeat: bool,
     /// `hipri`: polled completions (io_uring `IORING_SETUP_IOPOLL`, pvsync2 `RWF_HIPRI`).
     pub hipri: bool,
+    /// The io_uring engine's options (`engines/io_uring.c`).
+    pub io_uring: IoUringOpts,
     /// `random_generator=tausworthe64`.
     pub random_generator64: bool,
     /// True when `iodepth` was given (fio's `fio_option_is_set`): a blktrace replay
@@ -535,6 +570,7 @@ impl Default for JobSpec {
             randseed_set: false,
             allrandrepeat: false,
             hipri: false,
+            io_uring: IoUringOpts::default(),
             random_generator64: false,
             iodepth_set: false,
             iodepth_shown: None,

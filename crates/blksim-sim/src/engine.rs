@@ -24,7 +24,7 @@ use blksim_job::{Ddir, JobSpec};
 use blksim_report::depth::DepthTimeline;
 use blksim_report::stats::{JobStats, StatsOptions};
 use blksim_workload::{IoGen, IoU, Region};
-use task::{InSyscall, IoUnit, SyncKind, Task, TaskState, Wait};
+use task::{InSyscall, IoUnit, SubmitPath, SyncKind, Task, TaskState, Wait, SQ_THREAD_IDLE_NS};
 
 /// Events are small plain values naming a component and an id.
 /// `repr(u64)`: every variant's payload then sits at a fixed 8-byte-aligned offset, and the
@@ -82,6 +82,27 @@ fn job_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, String> {
             .to_string());
     }
     Ok(set[i % set.len()] as u16)
+}
+
+/// The CPU of a job's io_uring SQ thread (`sqthread_poll`), where its submissions run:
+/// `sqthread_poll_cpu` (`IORING_SETUP_SQ_AFF`), else the CPU after the job's own. Unpinned,
+/// the kernel thread starts where fio created it and the load balancer moves it off the CPU
+/// that fio spins on; which CPU it settles on is the scheduler's choice [assumed: the next].
+fn sq_thread_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, String> {
+    let nr_cpus = nr_cpus.max(1);
+    match spec.io_uring.sqthread_poll_cpu {
+        // The kernel: "if (cpu >= nr_cpu_ids || !cpu_online(cpu)) return -EINVAL".
+        Some(c) if c >= nr_cpus => Err(spec
+            .error_at(
+                &["sqthread_poll_cpu"],
+                format!(
+                    "CPU {c} is not one of the platform's {nr_cpus} CPUs (platform.nr_cpus); io_uring_setup would fail with EINVAL"
+                ),
+            )
+            .to_string()),
+        Some(c) => Ok(c),
+        None => Ok((job_cpu(spec, i, nr_cpus)? + 1) % nr_cpus),
+    }
 }
 
 impl Ev {
@@ -352,7 +373,30 @@ impl Sim {
                 spec: *spec_idx,
                 name: spec.name.clone(),
                 groupid: *groupid,
-                cpu: job_cpu(spec, i, platform.nr_cpus)?,
+                cpu: match spec.io_uring.sqthread_poll {
+                    true => sq_thread_cpu(spec, i, platform.nr_cpus)?,
+                    false => job_cpu(spec, i, platform.nr_cpus)?,
+                },
+                path: SubmitPath {
+                    fget_ns: match spec.ioengine.file_ref_per_io()
+                        && !spec.io_uring.files_registered()
+                    {
+                        true => platform.fget_ns,
+                        false => 0,
+                    },
+                    pin_ns: match null_engine || spec.io_uring.fixedbufs {
+                        true => 0,
+                        false => platform.iov_pin_ns,
+                    },
+                    pin_page_ns: match null_engine || spec.io_uring.fixedbufs {
+                        true => 0,
+                        false => platform.iov_pin_page_ns,
+                    },
+                    sqpoll: spec.io_uring.sqthread_poll,
+                },
+                sq_last: 0,
+                usr_ns: 0,
+                spin_from: 0,
                 logs: task_logs.map(Box::new),
                 iolog,
                 replay,
@@ -695,8 +739,11 @@ impl Sim {
         if switch_in && self.cpus.is_on() {
             self.clk += self.platform.ctxsw_ns;
             // fio's `ctx` (getrusage's voluntary and involuntary switches): the task slept
-            // and runs again.
-            self.tasks[t].ctx_switches += 1;
+            // and runs again. fio clears its rusage at the end of the ramp
+            // (`reset_all_stats` → `clear_rusage_stat`).
+            if self.clk >= self.tasks[t].stats.start_ns && !self.tasks[t].path.sqpoll {
+                self.tasks[t].ctx_switches += 1;
+            }
         }
         self.clk
     }
@@ -706,8 +753,11 @@ impl Sim {
         self.cpus.end(self.ctx_cpu, self.ctx_start, end);
         // The CPU time the task's own contexts used: its syscalls and the block layer work
         // done in them, fio's `sys` (getrusage's ru_stime).
-        if self.cpus.is_on() {
-            self.tasks[self.ctx_task].sys_ns += end - self.ctx_start;
+        // With `sqthread_poll` the contexts are the SQ thread's, a kernel thread of its own
+        // that fio's per-thread rusage (RUSAGE_THREAD) does not count.
+        if self.cpus.is_on() && !self.tasks[self.ctx_task].path.sqpoll {
+            let task = &mut self.tasks[self.ctx_task];
+            task.sys_ns += rusage_span(self.ctx_start, end, task.stats.start_ns);
         }
         self.tasks[self.ctx_task].ctx_end = end;
         self.cpus.leave_task();
@@ -724,6 +774,8 @@ impl Sim {
                 let task = &mut self.tasks[t as usize];
                 if task.state == TaskState::Running && task.wait == Wait::Sleeping {
                     task.wait = Wait::None;
+                    // It slept (thinktime, rate): no spinning meanwhile.
+                    task.spin_from = now;
                     let clk = self.task_begin(t as usize, now, true);
                     self.pump(t as usize, clk);
                     self.task_end();
@@ -734,16 +786,24 @@ impl Sim {
                 // are there (`iodepth_batch_complete_min`); otherwise it reaps in passing.
                 let task = &self.tasks[t as usize];
                 let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
-                // A polling task (hipri) never slept: it finds the completions itself.
+                // A polling task (hipri, or fio on an SQPOLL ring) never slept: it finds the
+                // completions itself.
                 let wakes = task.wait == Wait::QueueFull
                     && task.in_syscall == InSyscall::No
                     && task.completed.len() >= min_evts
-                    && !task.polled;
-                // The time it spun is its own CPU time (fio's sys). Departure: the spin does
-                // not hold the CPU's timeline, so other work on that CPU is not delayed by it.
+                    && !task.polled
+                    && !task.path.sqpoll;
+                // The time it spun is its own CPU time: fio's sys when it polls the device in
+                // the kernel (hipri), its usr when it polls the completion ring (SQPOLL).
+                // Departure: the spin does not hold the CPU's timeline, so other work on that
+                // CPU is not delayed by it.
                 let task = &mut self.tasks[t as usize];
-                if task.polled && self.cpus.is_on() && now > task.ctx_end && task.in_flight > 0 {
-                    task.sys_ns += now - task.ctx_end;
+                if self.cpus.is_on() && task.path.sqpoll {
+                    // fio spins on its CPU all along; the submissions run on the SQ thread's.
+                    task.usr_ns += rusage_span(task.spin_from, now, task.stats.start_ns);
+                    task.spin_from = now;
+                } else if self.cpus.is_on() && task.polled && task.in_flight > 0 {
+                    task.sys_ns += rusage_span(task.ctx_end, now, task.stats.start_ns);
                 }
                 let clk = self.task_begin(t as usize, now, wakes);
                 self.reap(t as usize, clk);
@@ -1106,4 +1166,10 @@ fn to_trace_event(r: &BlkTraceRec) -> blksim_trace::TraceEvent {
         ev.pdu = r.extra as u64;
     }
     ev
+}
+
+/// The part of `[from, to)` that fio's rusage counts: it clears the counters at the end of
+/// the ramp (`reset_all_stats` → `clear_rusage_stat`), `epoch`.
+fn rusage_span(from: Ns, to: Ns, epoch: Ns) -> Ns {
+    to.saturating_sub(from.max(epoch))
 }

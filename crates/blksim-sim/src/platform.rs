@@ -69,6 +69,9 @@ pub const PLATFORM_PARAMS: &[ParamDef] = &[
     ParamDef::new("kblockd_wakeup_ns", "ns", "0", 0, MAX_STEP_NS, "delay before an asynchronous hardware-queue run (kblockd work item wake-up and context switch)", "blksim model; 0 on the ideal platform"),
     ParamDef::new("task_wakeup_ns", "ns", "0", 0, MAX_STEP_NS, "delay before a task woken from a tag wait runs again", "blksim model; 0 on the ideal platform"),
     ParamDef::new("syscall_ns", "ns", "0", 0, MAX_STEP_NS, "CPU time of one submit syscall's entry and exit (io_submit, io_uring_enter, pread/pwrite)", "blksim model"),
+    ParamDef::new("fget_ns", "ns", "0", 0, MAX_STEP_NS, "per I/O of an engine that takes a reference on the file for each I/O (libaio io_submit_one, io_uring io_file_get_normal, posixaio's threads): fget and the fput at completion; io_uring registerfiles (IOSQE_FIXED_FILE) and sqthread_poll skip it", "loop-2cpu: 30 [assumed: two uncontended atomics]; scripts/kernel-io_uring-options.sh measures registerfiles=1 saving 15-157 ns per read, within the spread of its runs"),
+    ParamDef::new("iov_pin_ns", "ns", "0", 0, MAX_STEP_NS, "per direct I/O from user memory, the fixed part of pinning its buffer (bio_iov_iter_get_pages → pin_user_pages_fast) and releasing it at completion (bio_release_pages); io_uring fixedbufs (registered buffers, io_import_fixed) skips it", "measured on this project's 2-CPU VM (scripts/kernel-io_uring-options.sh: fixedbufs=1 saves 352 ns per 4 KiB and 3024 ns per 128 KiB read; the line through them: 266 + 86 per page, loop-2cpu)"),
+    ParamDef::new("iov_pin_page_ns", "ns", "0", 0, MAX_STEP_NS, "per 4 KiB page of that buffer: pinning, release and, for reads, marking it dirty (bio_set_pages_dirty)", "measured on this project's 2-CPU VM (as iov_pin_ns)"),
     ParamDef::new("bio_alloc_ns", "ns", "0", 0, MAX_STEP_NS, "CPU time per bio: bio_alloc, blk_mq_submit_bio, request allocation (tag)", "blksim model"),
     ParamDef::new("plug_ns", "ns", "0", 0, MAX_STEP_NS, "CPU time per request added to the plug (blk_add_rq_to_plug)", "blksim model"),
     ParamDef::new("elv_merge_ns", "ns", "0", 0, MAX_STEP_NS, "elevator bio_merge lookup, under the elevator lock (mq-deadline; scaled per scheduler)", "blksim model"),
@@ -106,6 +109,12 @@ pub struct Platform {
     pub kblockd_wakeup_ns: u64,
     pub task_wakeup_ns: u64,
     pub syscall_ns: u64,
+    /// Per I/O: the file reference of engines that take one per I/O (`fget`/`fput`).
+    pub fget_ns: u64,
+    /// Per direct I/O from user memory: pinning and releasing its buffer, fixed part and per
+    /// 4 KiB page (`bio_iov_iter_get_pages`, `bio_release_pages`).
+    pub iov_pin_ns: u64,
+    pub iov_pin_page_ns: u64,
     pub ctxsw_ns: u64,
     pub irq_cpu: u16,
     pub llc_cpus: u16,
@@ -134,6 +143,9 @@ impl Default for Platform {
             kblockd_wakeup_ns: 0,
             task_wakeup_ns: 0,
             syscall_ns: 0,
+            fget_ns: 0,
+            iov_pin_ns: 0,
+            iov_pin_page_ns: 0,
             ctxsw_ns: 0,
             irq_cpu: 0,
             llc_cpus: 0,
@@ -149,7 +161,12 @@ impl Default for Platform {
 impl Platform {
     /// Whether any CPU cost is non-zero (the ideal platform has none).
     pub fn is_ideal(&self) -> bool {
-        !self.costs.active() && self.syscall_ns == 0 && self.ctxsw_ns == 0
+        !self.costs.active()
+            && self.syscall_ns == 0
+            && self.ctxsw_ns == 0
+            && self.fget_ns == 0
+            && self.iov_pin_ns == 0
+            && self.iov_pin_page_ns == 0
     }
 
     /// The block layer's step costs for a queue running the elevator `elv` (its name and
@@ -187,6 +204,9 @@ impl Platform {
                 "kblockd_wakeup_ns" => pl.kblockd_wakeup_ns = n,
                 "task_wakeup_ns" => pl.task_wakeup_ns = n,
                 "syscall_ns" => pl.syscall_ns = n,
+                "fget_ns" => pl.fget_ns = n,
+                "iov_pin_ns" => pl.iov_pin_ns = n,
+                "iov_pin_page_ns" => pl.iov_pin_page_ns = n,
                 "ctxsw_ns" => pl.ctxsw_ns = n,
                 "kblockd_jitter_ns" => pl.kblockd_jitter_ns = n,
                 "kblockd_tail_ppm" => pl.kblockd_tail_ppm = n,

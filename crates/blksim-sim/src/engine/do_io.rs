@@ -392,10 +392,21 @@ impl Sim {
     /// `td_io_commit`: submit the pending io_units (one `io_submit` call). More than two
     /// I/Os in one call are plugged, as `io_submit` (AIO_PLUG_THRESHOLD) and io_uring do.
     pub(super) fn commit(&mut self, t: usize, now: Ns) {
-        // The submit syscall (`io_submit`, `io_uring_enter`): entry and exit.
-        self.clk = self.clk.max(now) + self.platform.syscall_ns;
-        let now = self.clk;
+        self.clk = self.clk.max(now);
         let task = &mut self.tasks[t];
+        if !task.path.sqpoll {
+            // The submit syscall (`io_submit`, `io_uring_enter`): entry and exit.
+            self.clk += self.platform.syscall_ns;
+        } else if !task.pending.is_empty() {
+            // The SQ thread polls the ring. Idle longer than `sq_thread_idle` it sleeps, and
+            // fio's commit finds IORING_SQ_NEED_WAKEUP and enters the kernel to wake it
+            // (`fio_ioring_commit`); the thread is then switched in.
+            if self.clk >= task.sq_last + SQ_THREAD_IDLE_NS && self.cpus.is_on() {
+                self.clk += self.platform.syscall_ns + self.platform.ctxsw_ns;
+            }
+            task.sq_last = self.clk;
+        }
+        let now = self.clk;
         debug_assert!(task.commit_batch.is_empty());
         std::mem::swap(&mut task.commit_batch, &mut task.pending);
         let n = task.commit_batch.len() as u32;
@@ -459,6 +470,10 @@ impl Sim {
             let total_sectors = (io.len >> 9).max(1);
             let parts = total_sectors.div_ceil(max_part_sectors) as u32;
             if part == 0 {
+                // The engine's per-I/O kernel work before the first bio: the file reference
+                // and the buffer's pinning (both skipped by io_uring's registered files and
+                // buffers).
+                self.clk += self.tasks[t].path.per_io_ns(io.len);
                 self.tasks[t].ious.get_mut(id).parts_left = parts;
                 if parts > 1 && !self.tasks[t].plugging {
                     // Large direct I/O builds several bios under a plug (`__blkdev_direct_IO`).
@@ -824,10 +839,11 @@ impl Sim {
         task.state = TaskState::Done;
         task.end_ns = now;
         task.stats.finish(now);
-        // fio's `cpu` line: `sys` the task's CPU time, `ctx` its switches; `usr` (fio's own
-        // user-space work) is not modelled and stays 0, as everything does on a platform
-        // without costs.
+        // fio's `cpu` line: `sys` the task's CPU time, `ctx` its switches; `usr` is only the
+        // spin on an SQPOLL ring's completions (fio's own user-space work per I/O is not
+        // modelled), and all stay 0 on a platform without costs.
         task.stats.sys_time_ms = task.sys_ns / 1_000_000;
+        task.stats.usr_time_ms = task.usr_ns / 1_000_000;
         task.stats.ctx = task.ctx_switches;
         if let Some(l) = task.iolog.as_mut() {
             l.finish(now);

@@ -62,6 +62,35 @@ pub(crate) struct IoUnit {
     pub(crate) dsync_flush: bool,
 }
 
+/// The kernel's per-I/O work for the task's engine outside the block layer (CPU model), and
+/// who submits: fio's io_uring options change both (`engines/io_uring.c`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SubmitPath {
+    /// `fget`/`fput` of the file per I/O; 0 with registered files (`IOSQE_FIXED_FILE`).
+    pub(crate) fget_ns: Ns,
+    /// Pinning the user buffer per I/O and releasing it at completion, fixed part and per
+    /// 4 KiB page (`bio_iov_iter_get_pages`, `bio_release_pages`); 0 with registered buffers
+    /// (`io_import_fixed`).
+    pub(crate) pin_ns: Ns,
+    pub(crate) pin_page_ns: Ns,
+    /// `sqthread_poll` (`IORING_SETUP_SQPOLL`): the ring's kernel thread submits, on
+    /// [`Task::cpu`], which is then the SQ thread's CPU; fio makes no submit syscall and
+    /// spins on the completion ring in user space (`fio_ioring_commit`,
+    /// `fio_ioring_getevents`), so it never sleeps for completions.
+    pub(crate) sqpoll: bool,
+}
+
+impl SubmitPath {
+    /// CPU time charged before an I/O's first bio.
+    pub(crate) fn per_io_ns(&self, len: u64) -> Ns {
+        self.fget_ns + self.pin_ns + self.pin_page_ns * len.div_ceil(4096).max(1)
+    }
+}
+
+/// `io_sq_thread` goes to sleep after `sq_thread_idle` without work, and fio passes none, so
+/// the kernel's default applies: one second (`io_sq_offload_create`: HZ jiffies).
+pub(crate) const SQ_THREAD_IDLE_NS: Ns = 1_000_000_000;
+
 pub(crate) struct Task {
     pub(crate) spec: usize,
     pub(crate) name: String,
@@ -70,7 +99,15 @@ pub(crate) struct Task {
     /// CPU time of the task's own contexts and the times it was switched back in (CPU
     /// model), for fio's `cpu` line.
     pub(crate) sys_ns: Ns,
+    /// Time fio spun in user space on the completion ring (`sqthread_poll`), fio's `usr`.
+    pub(crate) usr_ns: Ns,
+    /// Since when fio has been spinning on the SQPOLL ring (its last reap or wake-up).
+    pub(crate) spin_from: Ns,
     pub(crate) ctx_switches: u64,
+    pub(crate) path: SubmitPath,
+    /// When the SQ thread last had work (`sqthread_poll`): after [`SQ_THREAD_IDLE_NS`] it
+    /// sleeps and fio's next commit wakes it (`IORING_ENTER_SQ_WAKEUP`).
+    pub(crate) sq_last: Ns,
     /// `read_iolog`: the log this clone replays, when its next I/O may be issued, and when
     /// the last one was (fio's `last_issue`, which `iolog_delay` counts from).
     pub(crate) replay: Option<Box<blksim_workload::iolog::IologReader>>,

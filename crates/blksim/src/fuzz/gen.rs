@@ -290,6 +290,7 @@ struct JobCtx {
     quota: u64,
     size: u64,
     scheduler: String,
+    engine: String,
 }
 
 /// Generate case `index` under fuzzer seed `seed`.
@@ -376,6 +377,8 @@ pub fn generate(seed: u64, index: u64, cfg: &GenConfig) -> Case {
         quota: 1,
         size: 1 << 20,
         scheduler: scheduler.clone(),
+        // The jobs choose the engine, so no engine's own options in [global].
+        engine: "psync".into(),
     };
     for o in OPTIONS
         .iter()
@@ -479,6 +482,7 @@ fn gen_job(
         "psync".to_string()
     };
     let is_async = matches!(engine.as_str(), "libaio" | "io_uring" | "posixaio" | "null");
+    let engine_name = engine.clone();
     sec.set("ioengine", Some(engine));
     let mut depth = 1;
     if is_async || chance(r, 15) {
@@ -549,6 +553,7 @@ fn gen_job(
         quota,
         size,
         scheduler: scheduler.to_string(),
+        engine: engine_name,
     };
     // Options from the table, each on its own stream; now and then under an alias.
     for o in OPTIONS
@@ -597,7 +602,13 @@ fn draw_option(r: &mut Rng, o: &OptionDesc, cx: &JobCtx) -> Option<Option<String
             Some(v) => format!("{}={v}", o.name),
             None => o.name.to_string(),
         };
-        let text = format!("[check]\n{line}\n");
+        // An engine's own options are only taken under that engine.
+        let text = match o.category {
+            blksim_job::options::Category::Engine => {
+                format!("[check]\nioengine={}\n{line}\n", cx.engine)
+            }
+            _ => format!("[check]\n{line}\n"),
+        };
         if blksim_job::jobfile::parse_job_str(&text, "check", &|_| None).is_ok() {
             return Some(v);
         }
@@ -688,6 +699,8 @@ fn draw_option_value(r: &mut Rng, o: &OptionDesc, cx: &JobCtx) -> Option<Option<
             s(v.join(":"))
         }
         "kb_base" if chance(r, 70) => None,
+        // Every platform has a CPU 0; the platform's size is not known here.
+        "sqthread_poll_cpu" => s("0".into()),
         _ => draw_generic(r, o, cx),
     }
 }
