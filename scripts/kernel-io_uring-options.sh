@@ -19,23 +19,8 @@
 set -euo pipefail
 runtime=${1:-4}
 rounds=${2:-3}
-command -v fio >/dev/null || { echo "$0: needs fio (apt-get install fio)" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "$0: needs root for losetup" >&2; exit 1; }
-img=$(mktemp /dev/shm/blksim-loop.XXXXXX)
-out=$(mktemp /tmp/blksim-uring.XXXXXX.json)
-dev=""
-cleanup() {
-  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-  rm -f "$img" "$out"
-}
-trap cleanup EXIT
-size_mib=1024
-truncate -s ${size_mib}M "$img"
-dd if=/dev/urandom of="$img" bs=1M count=$size_mib conv=notrunc status=none
-dev=$(losetup -f --show "$img")
-n=$(basename "$dev")
+. "$(dirname "$0")/shm-loop.sh"
 echo none > /sys/block/$n/queue/scheduler
-echo "# kernel $(uname -r), $(fio --version), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))"
 echo "# $n over a ${size_mib} MiB file in /dev/shm, scheduler none"
 echo "# fio --filename=$dev --direct=1 --ioengine=io_uring --rw=randread --iodepth=32 --cpus_allowed=0 --time_based --runtime=$runtime --ramp_time=1 --norandommap --randrepeat=0, plus the args below; $rounds rounds"
 echo "# option	bs	round	iops	usr_cpu_pct	sys_cpu_pct	ctx	cpu_ns_per_io"

@@ -17,24 +17,8 @@
 set -euo pipefail
 runtime=${1:-8}
 rounds=${2:-3}
-command -v fio >/dev/null || { echo "$0: needs fio (apt-get install fio)" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "$0: needs root for losetup" >&2; exit 1; }
-img=$(mktemp /dev/shm/blksim-loop.XXXXXX)
-out=$(mktemp /tmp/blksim-loop.XXXXXX.json)
-dev=""
-cleanup() {
-  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-  rm -f "$img" "$out"
-}
-trap cleanup EXIT
-size_mib=1024
-truncate -s ${size_mib}M "$img"
-# Fill the file so reads copy real pages rather than the shared zero page.
-dd if=/dev/urandom of="$img" bs=1M count=$size_mib conv=notrunc status=none
-dev=$(losetup -f --show "$img")
-n=$(basename "$dev")
+. "$(dirname "$0")/shm-loop.sh"
 q=/sys/block/$n/queue
-echo "# kernel $(uname -r), $(fio --version), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))"
 echo "# $n over a ${size_mib} MiB file in /dev/shm: nr_hw_queues=$(ls /sys/block/$n/mq | wc -l) hw depth=$(cat /sys/block/$n/mq/0/nr_tags 2>/dev/null || echo ?) dio=$(cat /sys/block/$n/loop/dio) rotational=$(cat $q/rotational) write_cache=$(cat $q/write_cache)"
 echo "# fio --filename=$dev --direct=1 --bs=4k --ioengine=libaio --time_based --runtime=$runtime --ramp_time=1 --group_reporting, plus the args below; $rounds rounds"
 echo "# set	rw	scheduler	numjobs	iodepth	round	nr_requests	iops	clat_mean_ns	usr_cpu_pct	sys_cpu_pct	ctx"
