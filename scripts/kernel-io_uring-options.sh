@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measure what fio's io_uring options save the submitting thread on the running kernel: the
-# live source of blksim's `platform.fget_ns`, `platform.page_pin_ns` and
-# `platform.page_pin_page_ns`, and the check of its `sqthread_poll` model.
+# live source of blksim's `platform.fget_ns`, `platform.iov_pin_ns` and
+# `platform.iov_pin_page_ns`, and the check of its `sqthread_poll` model.
 #
 #   scripts/kernel-io_uring-options.sh [runtime_s] [rounds] > crates/blksim/tests/data/kernel-io_uring-options.tsv
 #

@@ -124,6 +124,7 @@ impl Builder {
             job.stonewall = true;
         }
         job.raw_options = apply_opts(&mut job, &sec.opts)?;
+        crate::options::drop_inherited_engine_options(&mut job, &self.global);
         finalize(&mut job);
         crate::options::check_engine_options(&job)?;
         self.set.jobs.push(job);

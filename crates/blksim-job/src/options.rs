@@ -748,32 +748,63 @@ pub(crate) fn apply_option(
     (opt.set)(spec, opt, v)
 }
 
-/// Cross-option fix-ups after a job's options are all applied (fio `fixup_options` in
-/// init.c, reduced to what the spec needs). Safe to call again after overrides.
-/// Options that belong to one engine: fio parses an engine's options only once that engine is
-/// loaded, and refuses them under another ("Bad option <fixedbufs>").
-pub(crate) fn check_engine_options(spec: &JobSpec) -> Result<(), crate::ParseError> {
-    if spec.ioengine.name() == "io_uring" {
-        return Ok(());
+/// Options that belong to engines, with the engines that have them (fio's per-engine
+/// `options[]` tables: `engines/io_uring.c`, and `engines/sync.c` for pvsync2's `hipri`). fio
+/// parses an engine's options only once that engine is loaded and refuses them under another.
+const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
+    ("hipri", &["io_uring", "pvsync2"]),
+    ("fixedbufs", &["io_uring"]),
+    ("registerfiles", &["io_uring"]),
+    ("sqthread_poll", &["io_uring"]),
+    ("sqthread_poll_cpu", &["io_uring"]),
+];
+
+fn engine_has(engine: IoEngine, option: &str) -> bool {
+    ENGINE_OPTIONS
+        .iter()
+        .find(|(o, _)| *o == option)
+        .is_none_or(|(_, engines)| engines.contains(&engine.name()))
+}
+
+/// A job that loads another engine than `[global]`'s drops the engine options it inherited
+/// from there: fio's `ioengine_load` frees the old engine's option block with the engine.
+pub(crate) fn drop_inherited_engine_options(job: &mut JobSpec, global: &JobSpec) {
+    if job.ioengine == global.ioengine {
+        return;
     }
-    const IO_URING: [&str; 4] = [
-        "sqthread_poll",
-        "sqthread_poll_cpu",
-        "fixedbufs",
-        "registerfiles",
-    ];
-    if let Some(o) = IO_URING.iter().find(|o| spec.where_set(o).is_some()) {
-        return Err(spec.error_at(
-            &[*o],
-            format!(
-                "'{o}' is an option of the io_uring engine, not of ioengine={} (fio: \"Bad option <{o}>\")",
-                spec.ioengine.name()
-            ),
-        ));
+    for (o, _) in ENGINE_OPTIONS {
+        if engine_has(job.ioengine, o) || job.where_set(o).is_none() {
+            continue;
+        }
+        if job.where_set(o) == global.where_set(o) {
+            job.unmark_set(o);
+            match *o {
+                "hipri" => job.hipri = false,
+                _ => job.io_uring = Default::default(),
+            }
+        }
+    }
+}
+
+/// An engine option under an engine that lacks it is fio's "Bad option", at its line.
+pub(crate) fn check_engine_options(spec: &JobSpec) -> Result<(), crate::ParseError> {
+    for (o, engines) in ENGINE_OPTIONS {
+        if spec.where_set(o).is_some() && !engine_has(spec.ioengine, o) {
+            return Err(spec.error_at(
+                &[o],
+                format!(
+                    "'{o}' is an option of ioengine={}, not of ioengine={} (fio: \"Bad option <{o}>\")",
+                    engines.join(" or ioengine="),
+                    spec.ioengine.name()
+                ),
+            ));
+        }
     }
     Ok(())
 }
 
+/// Cross-option fix-ups after a job's options are all applied (fio `fixup_options` in
+/// init.c, reduced to what the spec needs). Safe to call again after overrides.
 pub(crate) fn finalize(spec: &mut JobSpec) {
     // fio prints this from backend.c when a sync engine meets iodepth > 1; we keep the
     // configured iodepth (it is printed in the job header) and note the cap.

@@ -632,6 +632,11 @@ impl JobSpec {
     }
 
     /// Where `option` was set for this job, if it was.
+    /// Forget that `option` was set (an inherited engine option the job's engine drops).
+    pub(crate) fn unmark_set(&mut self, option: &str) {
+        self.set_at.retain(|(o, _, _)| *o != option);
+    }
+
     pub fn where_set(&self, option: &str) -> Option<(&str, usize)> {
         self.set_at
             .iter()

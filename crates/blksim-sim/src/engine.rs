@@ -776,7 +776,21 @@ impl Sim {
                     task.wait = Wait::None;
                     // It slept (thinktime, rate): no spinning meanwhile.
                     task.spin_from = now;
-                    let clk = self.task_begin(t as usize, now, true);
+                    let clk = if task.path.sqpoll {
+                        // fio itself slept and is switched back in on its own CPU, which the
+                        // model leaves free (it spins there): the switch delays what it
+                        // queues next, and the SQ thread's CPU does not pay for it.
+                        let mut at = now;
+                        if self.cpus.is_on() {
+                            at += self.platform.ctxsw_ns;
+                            if at >= task.stats.start_ns {
+                                task.ctx_switches += 1;
+                            }
+                        }
+                        self.task_begin(t as usize, at, false)
+                    } else {
+                        self.task_begin(t as usize, now, true)
+                    };
                     self.pump(t as usize, clk);
                     self.task_end();
                 }
@@ -802,6 +816,9 @@ impl Sim {
                     // fio spins on its CPU all along; the submissions run on the SQ thread's.
                     task.usr_ns += rusage_span(task.spin_from, now, task.stats.start_ns);
                     task.spin_from = now;
+                    // The completions' task_work is the SQ thread's work too, which restarts
+                    // its idle time (`io_sq_thread`).
+                    task.sq_last = task.sq_last.max(now);
                 } else if self.cpus.is_on() && task.polled && task.in_flight > 0 {
                     task.sys_ns += rusage_span(task.ctx_end, now, task.stats.start_ns);
                 }

@@ -20,6 +20,9 @@ impl Sim {
             l.start(now);
         }
         task.stats = JobStats::new(now, &task.stats_opts);
+        // fio sets the ring up (and an SQPOLL ring's thread starts) when the job starts,
+        // after its startdelay.
+        task.sq_last = now;
         self.pump(t, now);
     }
 
@@ -401,8 +404,13 @@ impl Sim {
             // The SQ thread polls the ring. Idle longer than `sq_thread_idle` it sleeps, and
             // fio's commit finds IORING_SQ_NEED_WAKEUP and enters the kernel to wake it
             // (`fio_ioring_commit`); the thread is then switched in.
-            if self.clk >= task.sq_last + SQ_THREAD_IDLE_NS && self.cpus.is_on() {
+            // With polled I/O in flight the thread keeps polling (`io_sq_thread` does not
+            // idle while its IOPOLL list has entries).
+            let polling = task.polled && task.in_flight > 0;
+            if self.clk >= task.sq_last + SQ_THREAD_IDLE_NS && !polling && self.cpus.is_on() {
+                // fio's syscall (its sys time), then the thread switched in on its CPU.
                 self.clk += self.platform.syscall_ns + self.platform.ctxsw_ns;
+                task.sys_ns += self.platform.syscall_ns;
             }
             task.sq_last = self.clk;
         }
@@ -472,8 +480,11 @@ impl Sim {
             if part == 0 {
                 // The engine's per-I/O kernel work before the first bio: the file reference
                 // and the buffer's pinning (both skipped by io_uring's registered files and
-                // buffers).
-                self.clk += self.tasks[t].path.per_io_ns(io.len);
+                // buffers). A trim has neither: fio issues it as a BLKDISCARD ioctl
+                // (`do_io_u_trim`), with no user buffer.
+                if io.ddir != Ddir::Trim {
+                    self.clk += self.tasks[t].path.per_io_ns(io.len);
+                }
                 self.tasks[t].ious.get_mut(id).parts_left = parts;
                 if parts > 1 && !self.tasks[t].plugging {
                     // Large direct I/O builds several bios under a plug (`__blkdev_direct_IO`).
@@ -688,7 +699,12 @@ impl Sim {
         }
         loop {
             let task = &mut self.tasks[t];
-            if task.completed.is_empty() || task.in_syscall == InSyscall::AsleepOnTag {
+            // A task asleep on a tag in its submit syscall cannot reap; on an SQPOLL ring it
+            // is the SQ thread that sleeps, and fio goes on reaping the completion ring (it
+            // queues nothing new until the thread is back: `pump` waits for the submission).
+            if task.completed.is_empty()
+                || (task.in_syscall == InSyscall::AsleepOnTag && !task.path.sqpoll)
+            {
                 return;
             }
             let avail = task.completed.len();
