@@ -4,7 +4,11 @@
 use crate::error::ParseError;
 
 /// Data direction index, as fio's `enum fio_ddir` (DDIR_READ=0, DDIR_WRITE=1, DDIR_TRIM=2).
+/// A whole word: an `Option<IoU>` keeps its tag in the direction's niche, and a one-byte tag
+/// store read back as a word (moving the option) stalls store forwarding on every I/O fio's
+/// loop takes (`pump`: 11 % of the null path before, 6 % after).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u64)]
 pub enum Ddir {
     Read = 0,
     Write = 1,
