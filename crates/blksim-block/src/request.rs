@@ -132,6 +132,9 @@ pub struct Request {
     pub alloc_time: Ns,
     pub insert_time: Ns,
     pub issue_time: Ns,
+    /// Since when the request is in the block layer this time: made, or given back by the
+    /// driver (`blk_mq_requeue_request`). Where the report's stage depths start it.
+    pub stage_from: Ns,
     /// The driver's part of the path, when `--explain` asked for it.
     pub drv_trail: Option<crate::driver::DriverTrail>,
     /// Elevator-private words (`rq->elv.priv[]`): deadline, per-prio index, bfq queue id...
@@ -203,6 +206,7 @@ impl RqPool {
             alloc_time: now,
             insert_time: now,
             issue_time: 0,
+            stage_from: now,
             drv_trail: None,
             elv_priv: [0; 2],
             nr_merged_bios: 0,

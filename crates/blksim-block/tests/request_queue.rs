@@ -5,6 +5,7 @@
 use blksim_block::driver::{CallCtx, DriverOut};
 use blksim_block::queue::{BlkOut, Submit};
 use blksim_block::request::{IoPrioClass, NO_BIO};
+use blksim_block::stage::Stage;
 use blksim_block::{Bio, BlkStatus, Driver, Op, QueueLimits, RequestQueue, RqId, RqPool};
 use blksim_core::{EventQueue, Ns};
 
@@ -17,6 +18,9 @@ struct FakeDrv {
     lat: Ns,
     busy: u32,
     seen: Vec<u32>,
+    /// The first `requeue` commands that reach the device come back for another try
+    /// (`blk_mq_requeue_request`, as the MMC driver's recovery does).
+    requeue: u32,
 }
 
 impl Driver for FakeDrv {
@@ -51,6 +55,11 @@ impl Driver for FakeDrv {
         BlkStatus::Ok
     }
     fn on_event(&mut self, payload: u64, _pool: &RqPool, _now: Ns, out: &mut DriverOut) {
+        if self.requeue > 0 {
+            self.requeue -= 1;
+            out.requeues.push(payload as RqId);
+            return;
+        }
         out.completions.push((payload as RqId, BlkStatus::Ok));
     }
 }
@@ -113,6 +122,10 @@ impl Run {
                     .drain_driver_completions(&mut self.cpus, drv, now, &mut self.out);
                 progress = true;
             }
+            if !self.out.drv.requeues.is_empty() {
+                self.q.drain_driver_requeues(now, &mut self.out);
+                progress = true;
+            }
             for (h, d) in self.out.hw_runs.drain(..) {
                 self.evq.push(now + d, Ev::HwRun(h, now + d));
                 progress = true;
@@ -171,6 +184,7 @@ fn contiguous_bios_under_a_plug_become_one_request() {
         lat: 10 * US,
         busy: 0,
         seen: Vec::new(),
+        requeue: 0,
     };
     let mut r = Run::new(&drv, 32);
     r.q.start_plug(0);
@@ -196,6 +210,7 @@ fn unplugged_bios_are_issued_one_by_one() {
         lat: 10 * US,
         busy: 0,
         seen: Vec::new(),
+        requeue: 0,
     };
     let mut r = Run::new(&drv, 8);
     for i in 0..8u64 {
@@ -219,6 +234,7 @@ fn tag_exhaustion_serves_in_waves_of_the_depth() {
         lat: 10 * US,
         busy: 0,
         seen: Vec::new(),
+        requeue: 0,
     };
     let n = 3 * depth as usize;
     let mut r = Run::new(&drv, n);
@@ -247,6 +263,7 @@ fn resource_busy_reruns_after_three_milliseconds() {
             lat: 10 * US,
             busy,
             seen: Vec::new(),
+            requeue: 0,
         };
         let mut r = Run::new(&drv, 1);
         let _ =
@@ -256,4 +273,42 @@ fn resource_busy_reruns_after_three_milliseconds() {
         assert_eq!(done, vec![want], "busy {busy}");
         assert_eq!(q.stats.queue_rq_resource, busy as u64);
     }
+}
+
+/// A command the driver gives back spent its failed attempt at the driver, not in the block
+/// layer: the stage spans (what the report's queue depths integrate) say so, and together
+/// they cover the request's whole life once.
+#[test]
+fn a_requeued_attempt_is_driver_time() {
+    let mut drv = FakeDrv {
+        depth: 4,
+        lat: 10 * US,
+        busy: 0,
+        seen: Vec::new(),
+        requeue: 1,
+    };
+    let mut r = Run::new(&drv, 1);
+    r.out.spans.on = true;
+    let _ =
+        r.q.submit_bio(&mut r.cpus, bio(0, 0, 0), &mut drv, 0, &mut r.out);
+    r.settle(&mut drv, 0);
+    // `finish` drains the events; the spans stay in `out` (nothing takes them here).
+    let mut spans = Vec::new();
+    while let Some((now, ev)) = r.evq.pop() {
+        match ev {
+            Ev::Drv(p) => {
+                drv.on_event(p, &r.q.pool, now, &mut r.out.drv);
+                r.q.drain_driver_completions(&mut r.cpus, &mut drv, now, &mut r.out);
+            }
+            Ev::HwRun(h, at) => {
+                r.q.run_work(&mut r.cpus, h, at, 0, &mut drv, now, &mut r.out)
+            }
+        }
+        r.settle(&mut drv, now);
+        spans.append(&mut r.out.spans.stages);
+    }
+    assert_eq!(r.done[0], 20 * US, "two attempts of 10 us");
+    let total = |st: Stage| -> Ns { spans.iter().filter(|s| s.0 == st).map(|s| s.2 - s.1).sum() };
+    assert_eq!(total(Stage::Driver), 20 * US, "{spans:?}");
+    assert_eq!(total(Stage::BlockLayer), 0, "{spans:?}");
 }

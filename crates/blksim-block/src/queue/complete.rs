@@ -69,6 +69,12 @@ impl RequestQueue {
             self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
             self.stats.requeues += 1;
             let r = self.pool.get_mut(rq);
+            // The failed attempt was the driver's time; the block layer has the request
+            // again from now.
+            out.spans
+                .push(Stage::BlockLayer, r.stage_from, r.issue_time);
+            out.spans.push(Stage::Driver, r.issue_time, *now);
+            r.stage_from = *now;
             r.state = RqState::Idle;
             r.requeues += 1;
             if self.elevator.is_some() {
@@ -286,10 +292,10 @@ impl RequestQueue {
             let r = self.pool.get(rq);
             if issued {
                 out.spans
-                    .push(Stage::BlockLayer, r.alloc_time, r.issue_time);
+                    .push(Stage::BlockLayer, r.stage_from, r.issue_time);
                 out.spans.push(Stage::Driver, r.issue_time, *now);
             } else {
-                out.spans.push(Stage::BlockLayer, r.alloc_time, *now);
+                out.spans.push(Stage::BlockLayer, r.stage_from, *now);
             }
         }
         let trail = out.explain.then(|| {
