@@ -105,6 +105,19 @@ fn sq_thread_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, String> 
     }
 }
 
+/// What the kernel does per I/O for this job's engine and io_uring options.
+fn submit_path(spec: &JobSpec, platform: &Platform) -> SubmitPath {
+    let takes_ref = spec.ioengine.file_ref_per_io() && !spec.io_uring.files_registered();
+    // The null engine makes no syscall; registered buffers are pinned once, at setup.
+    let pins = !matches!(spec.ioengine, blksim_job::IoEngine::Null) && !spec.io_uring.fixedbufs;
+    SubmitPath {
+        fget_ns: if takes_ref { platform.fget_ns } else { 0 },
+        pin_ns: if pins { platform.iov_pin_ns } else { 0 },
+        pin_page_ns: if pins { platform.iov_pin_page_ns } else { 0 },
+        sqpoll: spec.io_uring.sqthread_poll,
+    }
+}
+
 impl Ev {
     fn digest_words(self) -> (u64, u64) {
         match self {
@@ -373,27 +386,12 @@ impl Sim {
                 spec: *spec_idx,
                 name: spec.name.clone(),
                 groupid: *groupid,
-                cpu: match spec.io_uring.sqthread_poll {
-                    true => sq_thread_cpu(spec, i, platform.nr_cpus)?,
-                    false => job_cpu(spec, i, platform.nr_cpus)?,
+                cpu: if spec.io_uring.sqthread_poll {
+                    sq_thread_cpu(spec, i, platform.nr_cpus)?
+                } else {
+                    job_cpu(spec, i, platform.nr_cpus)?
                 },
-                path: SubmitPath {
-                    fget_ns: match spec.ioengine.file_ref_per_io()
-                        && !spec.io_uring.files_registered()
-                    {
-                        true => platform.fget_ns,
-                        false => 0,
-                    },
-                    pin_ns: match null_engine || spec.io_uring.fixedbufs {
-                        true => 0,
-                        false => platform.iov_pin_ns,
-                    },
-                    pin_page_ns: match null_engine || spec.io_uring.fixedbufs {
-                        true => 0,
-                        false => platform.iov_pin_page_ns,
-                    },
-                    sqpoll: spec.io_uring.sqthread_poll,
-                },
+                path: submit_path(spec, &platform),
                 sq_last: 0,
                 usr_ns: 0,
                 spin_from: 0,

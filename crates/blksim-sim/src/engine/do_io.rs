@@ -410,7 +410,9 @@ impl Sim {
             if self.clk >= task.sq_last + SQ_THREAD_IDLE_NS && !polling && self.cpus.is_on() {
                 // fio's syscall (its sys time), then the thread switched in on its CPU.
                 self.clk += self.platform.syscall_ns + self.platform.ctxsw_ns;
-                task.sys_ns += self.platform.syscall_ns;
+                if self.clk >= task.stats.start_ns {
+                    task.sys_ns += self.platform.syscall_ns;
+                }
             }
             task.sq_last = self.clk;
         }
