@@ -236,6 +236,9 @@ fn time_values_past_their_bounds_are_located_errors() {
         ("--set=host.wakeup_ns=1h", "host.wakeup_ns"),
         ("--set=platform.syscall_ns=2m", "platform.syscall_ns"),
         ("--set=queue.iosched.read_lat_nsec=2h", "read_lat_nsec"),
+        // With an elevator the kernel refuses more than MAX_SCHED_RQ (2048) requests
+        // (`queue_requests_store`).
+        ("--set=queue.nr_requests=2049", "nr_requests"),
     ] {
         let dev = if set.contains("card.") || set.contains("host.") {
             "--device=emmc-hbg4a2"
