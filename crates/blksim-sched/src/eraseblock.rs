@@ -90,12 +90,6 @@ struct Window {
     holes: Vec<(u64, u64)>,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Held {
-    seq: u64,
-    since: Ns,
-}
-
 /// The `eraseblock` scheduler's tunables (its own, on top of mq-deadline's).
 pub static EB_TUNABLES: &[ParamDef] = &[
     ParamDef::new("erase_block_kb", "KiB", "auto", 1, 1 << 20, "erase block (eMMC allocation unit) writes are grouped in; auto = the profile's card.au_kib, else 512", "blksim scheduler; measurements s4 (512 KiB erase blocks)"),
@@ -130,8 +124,11 @@ pub struct EraseBlock {
     break_newer_writes: bool,
     // Held writes.
     held: BTreeMap<(u64, u64), RqId>,
-    held_fifo: BTreeMap<u64, RqId>,
-    held_meta: BTreeMap<RqId, Held>,
+    /// Held writes in arrival order, with when each was held (the scans of `refresh` read
+    /// both on every dispatch and completion).
+    held_fifo: BTreeMap<u64, (RqId, Ns)>,
+    /// A held write's arrival number (its key in `held` and `held_fifo`).
+    held_meta: BTreeMap<RqId, u64>,
     seq: u64,
     /// Requests to hand out before anything else: gap reads, combined writes, unblocked writes.
     ready: VecDeque<RqId>,
@@ -301,20 +298,14 @@ impl EraseBlock {
         self.seq += 1;
         let s = pool.get(rq).sector;
         self.held.insert((s, self.seq), rq);
-        self.held_fifo.insert(self.seq, rq);
-        self.held_meta.insert(
-            rq,
-            Held {
-                seq: self.seq,
-                since: now,
-            },
-        );
+        self.held_fifo.insert(self.seq, (rq, now));
+        self.held_meta.insert(rq, self.seq);
     }
 
     fn unhold(&mut self, pool: &RqPool, rq: RqId) {
-        let h = self.held_meta.remove(&rq).expect("held write");
-        self.held.remove(&(pool.get(rq).sector, h.seq));
-        self.held_fifo.remove(&h.seq);
+        let seq = self.held_meta.remove(&rq).expect("held write");
+        self.held.remove(&(pool.get(rq).sector, seq));
+        self.held_fifo.remove(&seq);
     }
 
     /// A lone write waits for neighbours only while other I/O is in flight (more writes are
@@ -395,14 +386,32 @@ impl EraseBlock {
 
     /// Held writes not locked out by an active group, oldest first.
     fn eligible<'a>(&'a self, pool: &'a RqPool) -> impl Iterator<Item = RqId> + 'a {
-        self.held_fifo.values().copied().filter(move |&rq| {
+        self.eligible_since(pool).map(|(rq, _)| rq)
+    }
+
+    /// [`Self::eligible`] with when each was held.
+    fn eligible_since<'a>(&'a self, pool: &'a RqPool) -> impl Iterator<Item = (RqId, Ns)> + 'a {
+        let all = self.break_newer_writes || self.groups.is_empty();
+        self.held_fifo.values().copied().filter(move |&(rq, _)| {
             let r = pool.get(rq);
-            self.break_newer_writes || self.active_overlap(r.sector, r.end_sector()).is_none()
+            all || self.active_overlap(r.sector, r.end_sector()).is_none()
         })
+    }
+
+    /// Whether any window fits in one request: the smallest is one erase block (or the
+    /// partial block at the end of the device), and a combined write is one request of at
+    /// most `max_sectors` (`best_window`).
+    fn windows_fit(&self) -> bool {
+        let tail = self.capacity % self.eb_sectors;
+        self.eb_sectors <= self.max_sectors || (tail > 0 && tail <= self.max_sectors)
     }
 
     /// A group the cost model wants, seeded by the oldest held write that has one.
     fn plan_form(&self, pool: &RqPool) -> Option<Window> {
+        if !self.windows_fit() {
+            // No group can form: skip trying every held write's block.
+            return None;
+        }
         let mut tried: BTreeSet<u64> = BTreeSet::new();
         for rq in self.eligible(pool) {
             let r = pool.get(rq);
@@ -419,13 +428,14 @@ impl EraseBlock {
     /// `write_wait_ms` or has nothing to wait for; with `starved`, only one older than
     /// mq-deadline's `write_expire` (so reads cannot starve held writes for ever).
     fn plan_release(&self, pool: &RqPool, now: Ns, starved: bool) -> Option<RqId> {
-        self.eligible(pool).find(|&rq| {
-            let since = self.held_meta[&rq].since;
-            if starved {
-                return now >= since + self.write_expire_ns;
-            }
-            now >= since + self.write_wait_ns || !self.worth_waiting(pool.get(rq))
-        })
+        self.eligible_since(pool)
+            .find(|&(rq, since)| {
+                if starved {
+                    return now >= since + self.write_expire_ns;
+                }
+                now >= since + self.write_wait_ns || !self.worth_waiting(pool.get(rq))
+            })
+            .map(|(rq, _)| rq)
     }
 
     /// Whether a dispatch now would form a group or release a held write.
@@ -436,7 +446,7 @@ impl EraseBlock {
     /// Start a group: members leave the held set, gap reads go to the ready list.
     fn form(&mut self, pool: &mut RqPool, w: Window, now: Ns) {
         let mut members = w.members;
-        members.sort_by_key(|m| self.held_meta[m].seq);
+        members.sort_by_key(|m| self.held_meta[m]);
         for &m in &members {
             self.unhold(pool, m);
         }
@@ -552,13 +562,8 @@ impl EraseBlock {
     fn refresh(&mut self, pool: &RqPool, now: Ns) {
         self.plan_ready = self.plan(pool, now);
         self.next_timer_at = self
-            .held_fifo
-            .values()
-            .filter(|&&rq| {
-                let r = pool.get(rq);
-                self.break_newer_writes || self.active_overlap(r.sector, r.end_sector()).is_none()
-            })
-            .map(|rq| self.held_meta[rq].since + self.write_wait_ns)
+            .eligible_since(pool)
+            .map(|(_, since)| since + self.write_wait_ns)
             .filter(|&t| t > now)
             .min();
     }
