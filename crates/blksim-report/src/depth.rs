@@ -5,9 +5,9 @@
 //! with at least one request at the driver (`iostat`'s `%util`, from the kernel's
 //! `io_ticks`). Intervals may arrive in any order (a layer reports a request when it leaves),
 //! so the buckets only add overlaps. Buckets start 1 ms wide and double when a run outgrows
-//! [`MAX_BUCKETS`], as in [`crate::timeline`].
+//! [`crate::timeline::MAX_BUCKETS`], as in [`crate::timeline`].
 
-use crate::timeline::{bucket_spans, FIRST_WIDTH_NS, MAX_BUCKETS};
+use crate::timeline::{bucket_spans, fits, merge_pairs, FIRST_WIDTH_NS};
 
 /// Stages kept at most.
 pub const MAX_SERIES: usize = 8;
@@ -22,8 +22,6 @@ pub struct DepthTimeline {
     pub area: Vec<[u64; MAX_SERIES]>,
     /// Per bucket: nanoseconds with at least one request at the driver.
     pub busy: Vec<u64>,
-    /// Series that received any interval.
-    pub seen: [bool; MAX_SERIES],
     /// The end of the run (the last bucket's rates are over the part it ran).
     pub end_ns: u64,
 }
@@ -37,27 +35,19 @@ impl DepthTimeline {
             names: names.to_vec(),
             area: Vec::new(),
             busy: Vec::new(),
-            seen: [false; MAX_SERIES],
             end_ns: start_ns,
         }
     }
 
     fn halve(&mut self) {
-        self.area = self
-            .area
-            .chunks(2)
-            .map(|c| {
-                let mut m = c[0];
-                if let Some(b) = c.get(1) {
-                    for s in 0..MAX_SERIES {
-                        m[s] += b[s];
-                    }
-                }
-                m
-            })
-            .collect();
-        self.busy = self.busy.chunks(2).map(|c| c.iter().sum()).collect();
+        merge_pairs(&mut self.area);
+        merge_pairs(&mut self.busy);
         self.width_ns *= 2;
+    }
+
+    /// Whether series `s` received any interval (every interval adds a non-zero overlap).
+    pub fn seen(&self, s: usize) -> bool {
+        self.area.iter().any(|a| a[s] > 0)
     }
 
     /// Make room for time `to` (exclusive) and call `f(bucket, overlap)` for each bucket
@@ -67,7 +57,7 @@ impl DepthTimeline {
         let Some(b) = to.checked_sub(self.start_ns).filter(|&b| b > a) else {
             return;
         };
-        while (b - 1) / self.width_ns >= MAX_BUCKETS as u64 {
+        while !fits(b - 1, self.width_ns) {
             self.halve();
         }
         let last = ((b - 1) / self.width_ns) as usize;
@@ -85,10 +75,7 @@ impl DepthTimeline {
 
     /// A request spent `[from, to)` at stage `series`.
     pub fn add(&mut self, series: usize, from: u64, to: u64) {
-        self.spread(from, to, |t, i, o| {
-            t.area[i][series] += o;
-            t.seen[series] = true;
-        });
+        self.spread(from, to, |t, i, o| t.area[i][series] += o);
     }
 
     /// The driver had a request during `[from, to)` (busy intervals never overlap).
@@ -137,6 +124,7 @@ impl DepthTimeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timeline::MAX_BUCKETS;
 
     /// Little's law on a closed form: 4 requests always in flight, each 10 µs at the driver
     /// after 2 µs in the block layer, for 2 s. Mean depth 4 × 10/12 at the driver and
@@ -184,6 +172,6 @@ mod tests {
             vec![0.5, 1.0, 1.0]
         );
         assert_eq!(d[2].0, 0.003);
-        assert!(t.seen[0] && !t.seen[1]);
+        assert!(t.seen(0) && !t.seen(1));
     }
 }

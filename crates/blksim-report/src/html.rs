@@ -292,7 +292,7 @@ fn rate_svg(r: &RunReport, job: usize, bw: bool) -> io::Result<Option<String>> {
 /// Queue depth over time, a line per stage requests passed through.
 fn depth_svg(d: &DepthTimeline) -> io::Result<Option<String>> {
     let series: Vec<Series> = (0..d.names.len())
-        .filter(|&s| d.seen[s])
+        .filter(|&s| d.seen(s))
         .map(|s| (d.names[s], color(s), d.depth(s)))
         .collect();
     if series.is_empty() {
@@ -639,7 +639,7 @@ pub fn write_html(r: &RunReport, x: &HtmlExtra, out: &mut dyn Write) -> io::Resu
         // The whole run's figures: Little's law makes each stage's mean depth its
         // throughput times its mean time.
         h.push_str("<table id=\"depth\"><tr><th>stage</th><th>mean requests</th></tr>\n");
-        for s in (0..d.names.len()).filter(|&s| d.seen[s]) {
+        for s in (0..d.names.len()).filter(|&s| d.seen(s)) {
             let _ = writeln!(
                 h,
                 "<tr><td>{}</td><td data-value=\"{}\">{:.3}</td></tr>",

@@ -29,28 +29,15 @@ impl Timeline {
     }
 
     fn halve(&mut self) {
-        for v in [&mut self.ios, &mut self.bytes] {
-            let merged: Vec<[u64; 3]> = v
-                .chunks(2)
-                .map(|c| {
-                    let mut m = c[0];
-                    if let Some(b) = c.get(1) {
-                        for d in 0..3 {
-                            m[d] += b[d];
-                        }
-                    }
-                    m
-                })
-                .collect();
-            *v = merged;
-        }
+        merge_pairs(&mut self.ios);
+        merge_pairs(&mut self.bytes);
         self.width_ns *= 2;
     }
 
     /// An I/O of `bytes` in direction `ddir` completed at `now_ns`.
     pub fn add(&mut self, now_ns: u64, ddir: usize, bytes: u64) {
         let t = now_ns.saturating_sub(self.start_ns);
-        while t / self.width_ns >= MAX_BUCKETS as u64 {
+        while !fits(t, self.width_ns) {
             self.halve();
         }
         let i = (t / self.width_ns) as usize;
@@ -108,6 +95,44 @@ impl Timeline {
             })
             .collect()
     }
+}
+
+/// Whether offset `t` (ns from the start) falls within [`MAX_BUCKETS`] buckets of `width_ns`;
+/// if not, the buckets must be halved (merged in pairs, the width doubled) until it does.
+pub(crate) fn fits(t: u64, width_ns: u64) -> bool {
+    t / width_ns < MAX_BUCKETS as u64
+}
+
+/// What a bucket holds: a count, or one count per series.
+pub(crate) trait Bucket: Copy {
+    fn add(&mut self, other: &Self);
+}
+
+impl Bucket for u64 {
+    fn add(&mut self, other: &Self) {
+        *self += other;
+    }
+}
+
+impl<const N: usize> Bucket for [u64; N] {
+    fn add(&mut self, other: &Self) {
+        for (x, y) in self.iter_mut().zip(other) {
+            *x += y;
+        }
+    }
+}
+
+/// Merge neighbouring buckets in pairs, in place (the width doubles).
+pub(crate) fn merge_pairs<B: Bucket>(v: &mut Vec<B>) {
+    let n = v.len().div_ceil(2);
+    for i in 0..n {
+        let mut m = v[2 * i];
+        if let Some(b) = v.get(2 * i + 1) {
+            m.add(b);
+        }
+        v[i] = m;
+    }
+    v.truncate(n);
 }
 
 /// (end in s since `start_ns`, width in ns) of each of `n` buckets of `width_ns`; the last one
