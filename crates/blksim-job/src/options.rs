@@ -759,21 +759,14 @@ const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
     ("sqthread_poll_cpu", &["io_uring"]),
 ];
 
-fn engine_has(engine: IoEngine, option: &str) -> bool {
-    ENGINE_OPTIONS
-        .iter()
-        .find(|(o, _)| *o == option)
-        .is_none_or(|(_, engines)| engines.contains(&engine.name()))
-}
-
 /// A job that loads another engine than `[global]`'s drops the engine options it inherited
 /// from there: fio's `ioengine_load` frees the old engine's option block with the engine.
 pub(crate) fn drop_inherited_engine_options(job: &mut JobSpec, global: &JobSpec) {
     if job.ioengine == global.ioengine {
         return;
     }
-    for (o, _) in ENGINE_OPTIONS {
-        if engine_has(job.ioengine, o) || job.where_set(o).is_none() {
+    for (o, engines) in ENGINE_OPTIONS {
+        if engines.contains(&job.ioengine.name()) || job.where_set(o).is_none() {
             continue;
         }
         if job.where_set(o) == global.where_set(o) {
@@ -789,7 +782,7 @@ pub(crate) fn drop_inherited_engine_options(job: &mut JobSpec, global: &JobSpec)
 /// An engine option under an engine that lacks it is fio's "Bad option", at its line.
 pub(crate) fn check_engine_options(spec: &JobSpec) -> Result<(), crate::ParseError> {
     for (o, engines) in ENGINE_OPTIONS {
-        if spec.where_set(o).is_some() && !engine_has(spec.ioengine, o) {
+        if spec.where_set(o).is_some() && !engines.contains(&spec.ioengine.name()) {
             return Err(spec.error_at(
                 &[o],
                 format!(

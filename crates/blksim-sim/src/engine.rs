@@ -466,9 +466,12 @@ impl Sim {
                 null_engine,
                 null_queued: null_engine && spec.iodepth > 1,
                 is_sync_engine,
-                polled: spec.hipri
-                    && matches!(spec.ioengine.name(), "io_uring" | "pvsync2")
-                    && driver.poll_queues() > 0,
+                // The job file accepts hipri only for engines that poll (io_uring, pvsync2).
+                // Departure: without poll queues the kernel clears REQ_POLLED
+                // (`submit_bio_noacct`) and the bio completes by interrupt, but an io_uring
+                // IOPOLL ring still reaps by spinning (`io_iopoll_check`); here the task
+                // sleeps as without hipri.
+                polled: spec.hipri && driver.poll_queues() > 0,
                 ctx_end: 0,
                 verify_log,
                 verify_reads: None,

@@ -153,8 +153,6 @@ impl FRand {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkloadSeeds {
     pub seeds: [u64; off::NR],
-    /// The job's `thread_number`.
-    pub thread_number: u64,
 }
 
 impl WorkloadSeeds {
@@ -203,10 +201,7 @@ impl WorkloadSeeds {
                 *s = splitmix64(&mut st);
             }
         }
-        WorkloadSeeds {
-            seeds,
-            thread_number,
-        }
+        WorkloadSeeds { seeds }
     }
 }
 

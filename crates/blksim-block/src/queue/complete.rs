@@ -65,7 +65,9 @@ impl RequestQueue {
             };
             self.trace(out, now, b'R', TraceSrc::Rq(rq), 0);
             // A failed attempt's path is not the one the request completes with.
-            out.drv.trails.retain(|x| x.0 != rq);
+            if out.drv.explain {
+                out.drv.trails.retain(|x| x.0 != rq);
+            }
             self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
             self.stats.requeues += 1;
             let r = self.pool.get_mut(rq);

@@ -409,10 +409,13 @@ impl Sim {
             let polling = task.polled && task.in_flight > 0;
             if self.clk >= task.sq_last + SQ_THREAD_IDLE_NS && !polling && self.cpus.is_on() {
                 // fio's syscall (its sys time), then the thread switched in on its CPU.
+                let entered = self.clk;
                 self.clk += self.platform.syscall_ns + self.platform.ctxsw_ns;
-                if self.clk >= task.stats.start_ns {
-                    task.sys_ns += self.platform.syscall_ns;
-                }
+                task.sys_ns += super::rusage_span(
+                    entered,
+                    entered + self.platform.syscall_ns,
+                    task.stats.start_ns,
+                );
             }
             task.sq_last = self.clk;
         }
