@@ -59,6 +59,16 @@ fn headline(out: &SimOutput, r: &ExplainRec) -> String {
     )
 }
 
+/// The block-layer request the I/O became, if it was traced.
+fn request(r: &ExplainRec) -> Option<String> {
+    r.trail.map(|t| {
+        format!(
+            "sector {} + {}, hctx {}, driver tag {}",
+            t.sector, t.nr_sectors, t.hctx, t.tag
+        )
+    })
+}
+
 /// "overtaken by N I/Os issued after it; first: ...".
 fn overtaken(out: &SimOutput, r: &ExplainRec) -> String {
     let mut o = format!("overtaken by {} I/Os issued after it", r.overtakers);
@@ -110,12 +120,8 @@ pub fn text(out: &SimOutput) -> String {
             };
             let _ = writeln!(o, "    {delta:>16}  {what}{mark}");
         }
-        if let Some(t) = r.trail {
-            let _ = writeln!(
-                o,
-                "    request: sector {} + {}, hctx {}, driver tag {}",
-                t.sector, t.nr_sectors, t.hctx, t.tag
-            );
+        if let Some(req) = request(r) {
+            let _ = writeln!(o, "    request: {req}");
         }
         let _ = writeln!(o, "    {}", overtaken(out, r));
     }
@@ -132,12 +138,7 @@ pub fn html(out: &SimOutput) -> Vec<blksim_report::html::HtmlIo> {
                 title: headline(out, r),
                 longest: longest(&st),
                 steps: st.into_iter().map(|(w, t)| (w.to_string(), t)).collect(),
-                request: r.trail.map(|t| {
-                    format!(
-                        "sector {} + {}, hctx {}, driver tag {}",
-                        t.sector, t.nr_sectors, t.hctx, t.tag
-                    )
-                }),
+                request: request(r),
                 overtaken: overtaken(out, r),
             }
         })

@@ -312,7 +312,12 @@ fn savings_match_the_running_kernels() {
         "/tests/data/kernel-io_uring-options.tsv"
     ))
     .unwrap();
-    for l in text.lines().filter(|l| l.starts_with("sqthread_poll\t")) {
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sqthread_poll\t"))
+        .collect();
+    assert_eq!(rows.len(), 12, "3 sizes x 4 rounds recorded");
+    for l in rows {
         let f: Vec<f64> = l.split('\t').skip(3).map(|x| x.parse().unwrap()).collect();
         assert!(f[1] > 60.0 && f[2] < 5.0, "kernel: {l}");
     }
