@@ -136,8 +136,8 @@ fn no_bare_keys(p: &Profile, what: &str, tables: &str) -> Result<(), String> {
     }
 }
 
-/// Every key of the driver's `tables` is one its parameter tables define: otherwise an error
-/// naming where it was set and the nearest known key.
+/// Every key of the driver's `tables` (`""`: the bare `[device]` keys) is one its parameter
+/// tables define: otherwise an error naming where it was set and the nearest known key.
 fn known_keys(
     p: &Profile,
     what: &str,
@@ -146,7 +146,7 @@ fn known_keys(
 ) -> Result<(), String> {
     let known = || defs.iter().flat_map(|t| t.iter().map(|d| d.key));
     for k in p.values.keys() {
-        let table = k.split('.').next().unwrap_or("");
+        let table = k.split_once('.').map_or("", |(t, _)| t);
         if tables.contains(&table) && !known().any(|d| d == k) {
             let hint = crate::profile::nearest(k, known())
                 .map(|s| format!(" (did you mean '{s}'?)"))
@@ -171,36 +171,14 @@ fn platform_cpus(p: &Profile) -> u16 {
 pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
     match p.driver.as_str() {
         "null_blk" => {
-            let keys = p.device_keys();
-            for (k, v) in &keys {
-                if !blksim_nullblk::NULL_BLK_PARAMS.iter().any(|d| d.key == k) {
-                    let hint = crate::profile::nearest(
-                        k,
-                        blksim_nullblk::NULL_BLK_PARAMS.iter().map(|d| d.key),
-                    )
-                    .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_default();
-                    return Err(format!(
-                        "{}: unknown null_blk parameter '{k}'{hint}",
-                        v.origin
-                    ));
-                }
-            }
+            known_keys(p, "null_blk", &[""], &[blksim_nullblk::NULL_BLK_PARAMS])?;
             reject_other_tables(p, "null_blk", &["host", "card", "nvme", "ufs", "ssd"])?;
             let cfg = blksim_nullblk::NullBlkConfig::from_lookup(&|k| p.get(k))
                 .map_err(|e| locate(p, &e))?;
             Ok(Box::new(blksim_nullblk::NullBlk::new(cfg)))
         }
         "loop" => {
-            for (k, v) in &p.device_keys() {
-                if !blksim_loop::LOOP_PARAMS.iter().any(|d| d.key == k) {
-                    let hint =
-                        crate::profile::nearest(k, blksim_loop::LOOP_PARAMS.iter().map(|d| d.key))
-                            .map(|s| format!(" (did you mean '{s}'?)"))
-                            .unwrap_or_default();
-                    return Err(format!("{}: unknown loop parameter '{k}'{hint}", v.origin));
-                }
-            }
+            known_keys(p, "loop", &[""], &[blksim_loop::LOOP_PARAMS])?;
             reject_other_tables(p, "loop", &["host", "card", "nvme", "ufs", "ssd"])?;
             let cfg =
                 blksim_loop::LoopConfig::from_lookup(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
@@ -214,9 +192,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
                 blksim_device::emmc::HOST_PARAMS,
             ];
             known_keys(p, "MMC", &["host", "card"], &tables)?;
-            let lookup = MmcLookup(p);
-            blksim_device::emmc::params::check_known_keys(&lookup).map_err(|e| locate(p, &e))?;
-            blksim_mmc::build_mmc_driver(&lookup).map_err(|e| locate(p, &e))
+            blksim_mmc::build_mmc_driver(&MmcLookup(p)).map_err(|e| locate(p, &e))
         }
         "nvme" => {
             no_bare_keys(p, "NVMe", "nvme.* and ssd.*")?;
