@@ -105,8 +105,9 @@ impl Driver for Nvme {
 
     fn apply_limits(&self, lim: &mut blksim_block::QueueLimits) {
         lim.max_hw_sectors_kb = self.cfg.max_hw_kib;
-        // NVME_MAX_SEGS (pci.c): 127 data segments per command.
-        lim.max_segments = 127;
+        // NVME_MAX_SEGS (pci.c): 128 data segments per command since NVME_MAX_KB_SZ became
+        // 8192 (6.3; 127 before).
+        lim.max_segments = 128;
     }
 
     fn queue_rq(

@@ -14,8 +14,17 @@
 //!   idle; the next command then pays the exit (`ufs.h8_exit_ns`) before the device sees it.
 //! * `ufs.state` is the device's starting state (the SSD model's fresh, used or steady).
 //!
-//! Completions come by interrupt on the submitting CPU (MCQ's per-queue vectors; in SDB mode the
-//! one vector's completion is steered back by `rq_affinity`), `ufs.irq_ns` after the device.
+//! Completions come by interrupt on the submitting CPU (MCQ's per-queue vectors),
+//! `ufs.irq_ns` after the device.
+//!
+//! Departures from the kernel:
+//! * In SDB mode the one interrupt line is taken on one CPU (`ufshcd_intr`), and
+//!   `blk_mq_complete_need_ipi` sends the completion back only to a CPU that does not share
+//!   its cache; here it runs on the submitting CPU (no `Driver::hw_irq`).
+//! * In MCQ mode the kernel shares one tag space of `nutrs - 1` over all hardware queues
+//!   (`ufshcd_mcq_init`: `host_tagset`); here each queue has its own `ufs.mcq_depth - 1`.
+//! * There is no SCSI layer: no `scsi_queue_rq` or device queue-depth budget
+//!   (`scsi_mq_get_budget`) between blk-mq and the host.
 
 use blksim_block::driver::{CallCtx, DriverStats};
 use blksim_block::{BlkStatus, Driver, DriverOut, RqId, RqPool};
@@ -91,6 +100,9 @@ pub struct Ufs {
     in_flight: u32,
     /// When the link last had nothing to do (the last completion with none in flight).
     idle_since: Ns,
+    /// When the link is back up after the last hibern8 exit: a command sent during the exit
+    /// waits for it too.
+    link_up: Ns,
     completed: u64,
     h8_exits: u64,
 }
@@ -102,6 +114,7 @@ impl Ufs {
             ssd: Ssd::new(dev)?,
             in_flight: 0,
             idle_since: 0,
+            link_up: 0,
             completed: 0,
             h8_exits: 0,
         })
@@ -113,10 +126,9 @@ impl Ufs {
         let idle = self.in_flight == 0 && now.saturating_sub(self.idle_since) > self.cfg.ahit;
         if self.cfg.ahit > 0 && idle {
             self.h8_exits += 1;
-            now + self.cfg.h8_exit
-        } else {
-            now
+            self.link_up = now + self.cfg.h8_exit;
         }
+        now.max(self.link_up)
     }
 }
 
@@ -298,5 +310,12 @@ mod tests {
         // 5 ms idle: hibernating, 300 µs more.
         let t2 = t1 + base + 5_000_000;
         assert_eq!(lat(&mut u, t2), base + 300_000);
+        // A second command sent during the exit reaches the device when the link is up too,
+        // not before (the first is in flight, so the link is not idle for it).
+        let t3 = t2 + base + 300_000 + 10_000_000;
+        let mut out = DriverOut::default();
+        u.queue_rq(&pool, rq, 0, true, ctx, t3, &mut out);
+        assert_eq!(u.wake(t3 + 100_000), t3 + 300_000);
+        assert_eq!(u.wake(t3 + 400_000), t3 + 400_000);
     }
 }
