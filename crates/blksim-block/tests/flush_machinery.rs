@@ -6,6 +6,7 @@
 use blksim_block::driver::{CallCtx, DriverOut};
 use blksim_block::queue::{BlkOut, Submit};
 use blksim_block::request::{flags, IoPrioClass, NO_BIO};
+use blksim_block::stage::Stage;
 use blksim_block::{Bio, BlkStatus, Driver, Op, QueueLimits, RequestQueue, RqId, RqPool};
 use blksim_core::{EventQueue, Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
 
@@ -68,6 +69,9 @@ type Plan = [(Ns, u32, u32)];
 
 struct Run {
     seen: Seen,
+    /// The stage intervals the queue reported (`BlkOut::spans`), and its busy intervals.
+    stages: Vec<(Stage, Ns, Ns)>,
+    busy: Vec<(Ns, Ns)>,
     /// Completion time of each planned bio.
     done: Vec<Ns>,
     q: RequestQueue,
@@ -89,6 +93,7 @@ fn run(lim: QueueLimits, elevator: bool, write_lat: Ns, plan: &Plan) -> Run {
         seen: Vec::new(),
     };
     let mut out = BlkOut::default();
+    out.spans.on = true;
     let mut evq: EventQueue<Ev> = EventQueue::new();
     for (i, p) in plan.iter().enumerate() {
         evq.push(p.0, Ev::Submit(i));
@@ -152,6 +157,8 @@ fn run(lim: QueueLimits, elevator: bool, write_lat: Ns, plan: &Plan) -> Run {
     assert!(q.quiescent(), "live {:?}", q.pool.live());
     Run {
         seen: drv.seen,
+        stages: std::mem::take(&mut out.spans.stages),
+        busy: std::mem::take(&mut out.spans.busy),
         done,
         q,
     }
@@ -238,6 +245,16 @@ fn one_flush_in_flight_and_waiting_flushes_merge() {
     );
     // The three empty PREFLUSH writes are accounted as writes of no sectors.
     assert_eq!((s.ios[1], s.sectors[1]), (3, 0));
+    // The report's stage depths see the two flush requests at the driver, as its busy time
+    // does (the flush machinery ends them in `flush_end_io`).
+    let at_driver: Ns = r
+        .stages
+        .iter()
+        .filter(|x| x.0 == Stage::Driver)
+        .map(|x| x.2 - x.1)
+        .sum();
+    let busy: Ns = r.busy.iter().map(|x| x.1 - x.0).sum();
+    assert_eq!((at_driver, busy), (200 * US, 200 * US), "{:?}", r.stages);
 }
 
 /// FUA on a device without FUA: the data goes down without REQ_FUA, then a POSTFLUSH; the

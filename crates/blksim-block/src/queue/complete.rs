@@ -203,6 +203,9 @@ impl RequestQueue {
             self.pool.get_mut(rq).drv_trail = d;
         }
         if rq_flags & crate::request::rqf::FLUSH_RQ != 0 {
+            // The flush machinery's own request ends here (`flush_end_io`), not in
+            // `complete_request`: its stage time is told now.
+            self.push_stage_spans(rq, true, *now, out);
             return self.flush_end_io(cpus, rq, st, drv, now, out);
         }
         // The oracle sees the data (bio versions) at the device boundary, before the bios go.
@@ -252,6 +255,23 @@ impl RequestQueue {
     /// by stat group: read, write, discard), the bios ended, the request and its tags freed,
     /// and `blk_mq_sched_restart`. Also where the flush machinery ends the requests it
     /// sequenced.
+    /// The request's time in the block layer (made or requeued → accepted by `queue_rq`) and
+    /// at the driver, for the report's stage depths; one that never reached the driver was in
+    /// the block layer throughout.
+    fn push_stage_spans(&self, rq: RqId, issued: bool, now: Ns, out: &mut BlkOut) {
+        if !out.spans.on {
+            return;
+        }
+        let r = self.pool.get(rq);
+        if issued {
+            out.spans
+                .push(Stage::BlockLayer, r.stage_from, r.issue_time);
+            out.spans.push(Stage::Driver, r.issue_time, now);
+        } else {
+            out.spans.push(Stage::BlockLayer, r.stage_from, now);
+        }
+    }
+
     pub(super) fn complete_request(
         &mut self,
         cpus: &mut crate::cpu::CpuModel,
@@ -288,18 +308,7 @@ impl RequestQueue {
                 self.stats.ticks_ns[dir] += ticks;
             }
         }
-        if out.spans.on {
-            // The request's time in the block layer (made → accepted by `queue_rq`) and at
-            // the driver; one that never reached the driver was in the block layer throughout.
-            let r = self.pool.get(rq);
-            if issued {
-                out.spans
-                    .push(Stage::BlockLayer, r.stage_from, r.issue_time);
-                out.spans.push(Stage::Driver, r.issue_time, *now);
-            } else {
-                out.spans.push(Stage::BlockLayer, r.stage_from, *now);
-            }
-        }
+        self.push_stage_spans(rq, issued, *now, out);
         let trail = out.explain.then(|| {
             let r = self.pool.get(rq);
             crate::queue::RqTrail {
