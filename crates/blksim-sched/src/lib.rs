@@ -12,6 +12,7 @@
 //! * [`eraseblock`]: not in the kernel — the MMC-aware scheduler of measurements §4: deadline
 //!   for reads, writes grouped per erase block with the gaps read and one combined write.
 //! * [`common`]: jiffies (HZ = 250) and the generic merge code of `block/elevator.c`.
+//! * [`sorted`]: the ordered list the schedulers keep their rb-trees and FIFO lists in.
 //!
 //! Registry: [`make_elevator`] by name with the kernel's aliases (`deadline` → `mq-deadline`).
 
@@ -20,6 +21,7 @@ pub mod common;
 pub mod eraseblock;
 pub mod kyber;
 pub mod mq_deadline;
+pub mod sorted;
 
 pub use bfq::Bfq;
 pub use common::{HZ, TICK_NS};

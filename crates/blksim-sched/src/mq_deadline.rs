@@ -4,9 +4,11 @@
 //! `elv_attempt_insert_merge`, `elv_merged_request`, `elv_merge_requests`).
 //!
 //! Data structures map one to one:
-//! * `dd_per_prio.sort_list[dir]` (rb-tree by `blk_rq_pos`) → `BTreeMap<(sector, seq), RqId>`;
-//!   equal sectors keep insertion order, as `elv_rb_add` sends duplicates right.
-//! * `fifo_list[dir]` → `BTreeMap<fifo_seq, RqId>` (O(log n) removal from the middle).
+//! * `dd_per_prio.sort_list[dir]` (rb-tree by `blk_rq_pos`) → a [`SortedList`] keyed by
+//!   `(sector, seq)`; equal sectors keep insertion order, as `elv_rb_add` sends duplicates
+//!   right.
+//! * `fifo_list[dir]` → a [`SortedList`] keyed by `fifo_seq` (removal from the middle when a
+//!   request leaves in sector order or is merged).
 //! * `dispatch` (at-head inserts) → `VecDeque`.
 //! * `rq->fifo_time` and `rq->elv.priv[0]` (the per-prio pointer) → a side table by RqId.
 //!
@@ -14,12 +16,13 @@
 //! hook, so expiry has the kernel's 4 ms granularity.
 
 use crate::common::*;
+use crate::sorted::SortedList;
 use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::limits::QueueLimits;
 use blksim_block::request::{IoPrioClass, Op, RqId, RqPool};
 use blksim_block::{Elevator, ElvMerge};
 use blksim_core::{Ns, ParamDef};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 pub const DD_READ: usize = 0;
 pub const DD_WRITE: usize = 1;
@@ -49,8 +52,8 @@ fn prio_of(c: IoPrioClass) -> usize {
 #[derive(Default)]
 struct PerPrio {
     dispatch: VecDeque<RqId>,
-    sort_list: [BTreeMap<(u64, u64), RqId>; 2],
-    fifo_list: [BTreeMap<u64, RqId>; 2],
+    sort_list: [SortedList<(u64, u64), RqId>; 2],
+    fifo_list: [SortedList<u64, RqId>; 2],
     latest_pos: [u64; 2],
     // `struct io_stats_per_prio`
     inserted: u32,
@@ -203,9 +206,8 @@ impl MqDeadline {
     /// `deadline_from_pos`: first request with `blk_rq_pos >= pos`.
     fn deadline_from_pos(&self, prio: usize, dir: usize, pos: u64) -> Option<RqId> {
         self.per_prio[prio].sort_list[dir]
-            .range((pos, 0)..)
-            .next()
-            .map(|(_, &r)| r)
+            .at_or_after(&(pos, 0))
+            .map(|(_, r)| r)
     }
 
     fn deadline_next_request(&self, prio: usize, dir: usize) -> Option<RqId> {
@@ -213,10 +215,7 @@ impl MqDeadline {
     }
 
     fn deadline_fifo_request(&self, prio: usize, dir: usize) -> Option<RqId> {
-        self.per_prio[prio].fifo_list[dir]
-            .iter()
-            .next()
-            .map(|(_, &r)| r)
+        self.per_prio[prio].fifo_list[dir].first().map(|(_, r)| r)
     }
 
     /// `deadline_check_fifo`: the fifo head of `dir` has expired
@@ -478,9 +477,9 @@ impl Elevator for MqDeadline {
         let end = bio.sector + bio.nr_sectors as u64;
         let dir = bio.op.dir();
         for prio in [DD_BE_PRIO, DD_RT_PRIO, DD_IDLE_PRIO] {
-            if let Some((_, &rq)) = self.per_prio[prio].sort_list[dir]
-                .range((end, 0)..=(end, u64::MAX))
-                .next()
+            if let Some((_, rq)) = self.per_prio[prio].sort_list[dir]
+                .at_or_after(&(end, 0))
+                .filter(|&((sector, _), _)| sector == end)
             {
                 if elv_bio_merge_ok(pool.get(rq), bio) {
                     return Some((rq, ElvMerge::FrontMerge));
@@ -508,9 +507,8 @@ impl Elevator for MqDeadline {
         let k = m.sort_key?;
         let dir = pool.get(rq).op.dir();
         self.per_prio[m.prio as usize].sort_list[dir]
-            .range((std::ops::Bound::Excluded(k), std::ops::Bound::Unbounded))
-            .next()
-            .map(|(_, &r)| r)
+            .after(&k)
+            .map(|(_, r)| r)
     }
 
     /// `elv_rb_former_request`.
@@ -519,9 +517,8 @@ impl Elevator for MqDeadline {
         let k = m.sort_key?;
         let dir = pool.get(rq).op.dir();
         self.per_prio[m.prio as usize].sort_list[dir]
-            .range(..k)
-            .next_back()
-            .map(|(_, &r)| r)
+            .before(&k)
+            .map(|(_, r)| r)
     }
 
     /// `dd_merged_requests` + `elv_merge_requests`: `rq` inherits `next`'s fifo position and
