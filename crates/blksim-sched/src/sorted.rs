@@ -1,37 +1,44 @@
-//! A small ordered map over a sorted ring buffer, for the scheduler lists the kernel keeps as
+//! A small ordered map over a sorted array, for the scheduler lists the kernel keeps as
 //! rb-trees and FIFO lists (`sort_list`, `fifo_list`).
 //!
 //! An elevator holds at most `nr_requests` (≤ 2048, `MAX_SCHED_RQ`) requests, and usually a
 //! few dozen, so a binary search over contiguous keys and a short move beats a B-tree's node
 //! walks and rebalancing: on `blksim bench --workload=emmc` mq-deadline's two `BTreeMap`s per
 //! direction were about 8 % of the run. FIFO lists take keys in increasing order and lose them
-//! mostly at the front, which a ring buffer does without moving anything.
-
-use std::collections::VecDeque;
+//! mostly at the front, which moves only a start index.
 
 /// Unique keys in increasing order, each with a value; the operations `BTreeMap` gave the
 /// schedulers, with the same answers.
 #[derive(Clone, Debug)]
 pub struct SortedList<K, V> {
-    items: VecDeque<(K, V)>,
+    /// `items[head..]` are the entries; the ones before `head` were removed from the front
+    /// and are dropped in one move once they are half of the array.
+    items: Vec<(K, V)>,
+    head: usize,
 }
 
 impl<K, V> Default for SortedList<K, V> {
     fn default() -> Self {
         SortedList {
-            items: VecDeque::new(),
+            items: Vec::new(),
+            head: 0,
         }
     }
 }
 
 impl<K: Ord + Copy, V: Copy> SortedList<K, V> {
-    /// Index of the first key `>= k`.
+    #[inline]
+    fn live(&self) -> &[(K, V)] {
+        &self.items[self.head..]
+    }
+
+    /// Index in `items` of the first key `>= k`.
     #[inline]
     fn lower_bound(&self, k: &K) -> usize {
         // Most inserts are at the end (FIFO lists, and sort lists fed in order).
-        match self.items.back() {
+        match self.items.last() {
             Some((last, _)) if last < k => self.items.len(),
-            _ => self.items.partition_point(|(x, _)| x < k),
+            _ => self.head + self.live().partition_point(|(x, _)| x < k),
         }
     }
 
@@ -47,15 +54,28 @@ impl<K: Ord + Copy, V: Copy> SortedList<K, V> {
     /// Remove `k`, returning its value.
     pub fn remove(&mut self, k: &K) -> Option<V> {
         let i = self.lower_bound(k);
-        match self.items.get(i) {
-            Some(e) if e.0 == *k => self.items.remove(i).map(|(_, v)| v),
-            _ => None,
+        let v = match self.items.get(i) {
+            Some(e) if e.0 == *k => e.1,
+            _ => return None,
+        };
+        if i == self.head {
+            self.head += 1;
+            if self.head == self.items.len() {
+                self.items.clear();
+                self.head = 0;
+            } else if self.head >= 32 && 2 * self.head >= self.items.len() {
+                self.items.drain(..self.head);
+                self.head = 0;
+            }
+        } else {
+            self.items.remove(i);
         }
+        Some(v)
     }
 
     /// The entry with the smallest key.
     pub fn first(&self) -> Option<(K, V)> {
-        self.items.front().copied()
+        self.live().first().copied()
     }
 
     /// The first entry whose key is `>= k` (`range(k..).next()`).
@@ -65,22 +85,22 @@ impl<K: Ord + Copy, V: Copy> SortedList<K, V> {
 
     /// The first entry whose key is `> k`.
     pub fn after(&self, k: &K) -> Option<(K, V)> {
-        let i = self.items.partition_point(|(x, _)| x <= k);
-        self.items.get(i).copied()
+        let i = self.live().partition_point(|(x, _)| x <= k);
+        self.live().get(i).copied()
     }
 
     /// The last entry whose key is `< k` (`range(..k).next_back()`).
     pub fn before(&self, k: &K) -> Option<(K, V)> {
         let i = self.lower_bound(k);
-        i.checked_sub(1).and_then(|i| self.items.get(i).copied())
+        (i > self.head).then(|| self.items[i - 1])
     }
 
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.head == self.items.len()
     }
 
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.items.len() - self.head
     }
 }
 
@@ -137,6 +157,30 @@ mod tests {
                 assert_eq!(a.len(), b.len());
                 assert_eq!(a.is_empty(), b.is_empty());
             }
+        }
+        // A FIFO list: keys in order, removed mostly from the front (the start index moves
+        // and the removed prefix is dropped now and then) and sometimes from the middle.
+        let mut a: SortedList<u64, u64> = SortedList::default();
+        let mut b: BTreeMap<u64, u64> = BTreeMap::new();
+        for k in 0..50_000u64 {
+            a.insert(k, k);
+            b.insert(k, k);
+            if next() % 8 < 7 {
+                let f = *b.keys().next().unwrap();
+                let k = if next() % 10 == 0 { (f + k) / 2 } else { f };
+                assert_eq!(a.remove(&k), b.remove(&k));
+            }
+            let q = next() % (k + 2);
+            assert_eq!(
+                a.at_or_after(&q),
+                b.range(q..).next().map(|(&k, &v)| (k, v))
+            );
+            assert_eq!(
+                a.before(&q),
+                b.range(..q).next_back().map(|(&k, &v)| (k, v))
+            );
+            assert_eq!(a.first(), b.iter().next().map(|(&k, &v)| (k, v)));
+            assert_eq!(a.len(), b.len());
         }
     }
 }
