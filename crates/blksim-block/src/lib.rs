@@ -23,6 +23,7 @@ pub mod elevator;
 pub mod integrity;
 pub mod limits;
 pub mod merge;
+pub mod pdu;
 pub mod plug;
 pub mod queue;
 pub mod request;

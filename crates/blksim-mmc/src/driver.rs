@@ -30,12 +30,12 @@ use crate::hsq::{HsqSlots, NextTag, Slot};
 use crate::recovery::{Costs, Fault, FaultConfig, Outcome, Recovery, RecoveryOps};
 use crate::HostCosts;
 use blksim_block::driver::{BlkStatus, CallCtx, Driver, DriverOut, DriverStats, DriverTrail};
+use blksim_block::pdu::RqMap;
 use blksim_block::request::{flags, Op, RqId, RqPool};
 use blksim_block::stage::Stage;
 use blksim_core::Ns;
 use blksim_device::emmc::bus::R1_BITS;
 use blksim_device::emmc::{Access, Card, CardCmd, CardOp, CardTiming, Proto};
-use std::collections::BTreeMap;
 
 /// `MMC_QUEUE_DEPTH`: blk-mq tags for the legacy and hsq paths.
 pub const MMC_QUEUE_DEPTH: u32 = 64;
@@ -296,7 +296,8 @@ pub struct MmcDriver {
     in_flight: [u32; 3],
     /// `mq->busy`: a dispatching context is inside (sleeping in) `queue_rq`.
     busy: bool,
-    tracked: BTreeMap<RqId, Track>,
+    /// Each request's state here (`struct mmc_queue_req`, the request's PDU).
+    tracked: RqMap<Track>,
     cpu_free: Ns,
     /// End of the last data transfer (asserts one transfer on the bus at a time).
     dat_free: Ns,
@@ -350,7 +351,7 @@ impl MmcDriver {
             name: ops.name().to_string(),
             in_flight: [0; 3],
             busy: false,
-            tracked: BTreeMap::new(),
+            tracked: RqMap::default(),
             cpu_free: 0,
             dat_free: 0,
             cmd_free: 0,
@@ -407,7 +408,7 @@ impl MmcDriver {
     /// is run again, and events of the old generation are dropped.
     fn abort_all(&mut self, now: Ns, out: &mut DriverOut) {
         let tracked = std::mem::take(&mut self.tracked);
-        for (&rq, tr) in &tracked {
+        for (rq, tr) in tracked.iter() {
             self.card.unstage_data(tr.tag);
             out.completions.push((rq, BlkStatus::IoErr));
         }

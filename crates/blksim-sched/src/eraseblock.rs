@@ -41,6 +41,7 @@ use crate::mq_deadline::MqDeadline;
 use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::integrity::{Integrity, INTERNAL_TOKEN};
 use blksim_block::limits::QueueLimits;
+use blksim_block::pdu::RqMap;
 use blksim_block::request::{flags, rqf, Bio, IoPrioClass, Op, Request, RqId, RqPool, NO_BIO};
 use blksim_block::{Elevator, ElvMerge};
 use blksim_core::{Ns, ParamDef, NSEC_PER_MSEC};
@@ -128,7 +129,7 @@ pub struct EraseBlock {
     /// both on every dispatch and completion).
     held_fifo: BTreeMap<u64, (RqId, Ns)>,
     /// A held write's arrival number (its key in `held` and `held_fifo`).
-    held_meta: BTreeMap<RqId, u64>,
+    held_meta: RqMap<u64>,
     seq: u64,
     /// Requests to hand out before anything else: gap reads, combined writes, unblocked writes.
     ready: VecDeque<RqId>,
@@ -233,7 +234,7 @@ impl EraseBlock {
             break_newer_writes: false,
             held: BTreeMap::new(),
             held_fifo: BTreeMap::new(),
-            held_meta: BTreeMap::new(),
+            held_meta: RqMap::default(),
             seq: 0,
             ready: VecDeque::new(),
             groups: BTreeMap::new(),

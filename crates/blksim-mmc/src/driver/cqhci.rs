@@ -255,7 +255,7 @@ impl MmcDriver {
             .tracked
             .iter()
             .filter(|(_, tr)| !tr.irq_done && tr.ty != IssueType::Sync)
-            .map(|(&r, _)| r)
+            .map(|(r, _)| r)
             .collect();
         for r in discard {
             let outcome = self.recovery.cqe_retry(r);
@@ -276,7 +276,7 @@ impl MmcDriver {
             .tracked
             .iter()
             .filter(|(_, tr)| tr.irq_done)
-            .map(|(&r, tr)| (tr.done_at.max(now), r))
+            .map(|(r, tr)| (tr.done_at.max(now), r))
             .collect();
         for (at, r) in pending {
             out.events.push((at, self.ev(EV_DONE, r)));
@@ -291,7 +291,7 @@ impl MmcDriver {
             .tracked
             .iter()
             .filter(|(_, tr)| tr.outcome.is_some())
-            .map(|(&r, _)| r)
+            .map(|(r, _)| r)
             .collect();
         for r in decided {
             self.done(r, now, out);
