@@ -163,6 +163,24 @@ impl Request {
     }
 }
 
+/// What is left of a freed request: where its tags go back.
+#[derive(Clone, Copy, Debug)]
+pub struct FreedRq {
+    pub op: Op,
+    pub hctx: u16,
+    pub cpu: u16,
+    pub tag: i32,
+    pub sched_tag: i32,
+    pub rq_flags: u8,
+}
+
+/// What is left of a freed bio: whom to tell, and the rest of its chain.
+#[derive(Clone, Copy, Debug)]
+pub struct FreedBio {
+    pub token: u64,
+    pub next: BioId,
+}
+
 /// The slab of requests and bios owned by the request queue.
 #[derive(Default)]
 pub struct RqPool {
@@ -183,8 +201,15 @@ impl RqPool {
         self.bios.get(id)
     }
 
-    pub fn free_bio(&mut self, id: BioId) -> Bio {
-        self.bios.remove(id)
+    /// Free a bio; returns its submitter's token and the next bio of its chain.
+    pub fn free_bio(&mut self, id: BioId) -> FreedBio {
+        let b = self.bios.get(id);
+        let freed = FreedBio {
+            token: b.token,
+            next: b.next,
+        };
+        self.bios.discard(id);
+        freed
     }
 
     /// Make a request from a single bio (`blk_mq_bio_to_request`).
@@ -293,9 +318,20 @@ impl RqPool {
         n.bio_tail = NO_BIO;
     }
 
-    /// Free a request whose bios were moved away or already completed.
-    pub fn free_rq_shell(&mut self, id: RqId) -> Request {
-        self.rqs.remove(id)
+    /// Free a request whose bios were moved away or already completed; returns what the
+    /// caller still needs (its tags, to put back).
+    pub fn free_rq_shell(&mut self, id: RqId) -> FreedRq {
+        let r = self.rqs.get(id);
+        let freed = FreedRq {
+            op: r.op,
+            hctx: r.hctx,
+            cpu: r.cpu,
+            tag: r.tag,
+            sched_tag: r.sched_tag,
+            rq_flags: r.rq_flags,
+        };
+        self.rqs.discard(id);
+        freed
     }
 
     /// Number of live requests and bios (leak checks).

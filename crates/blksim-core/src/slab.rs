@@ -48,6 +48,17 @@ impl<T> Slab<T> {
         v
     }
 
+    /// Drop the value in its slot; panics if the slot is empty. Unlike [`Self::remove`] this
+    /// moves nothing: callers that only need a few fields read them first (the null path
+    /// spent 3 % copying whole requests out of the slab to drop them).
+    pub fn discard(&mut self, id: u32) {
+        let slot = &mut self.slots[id as usize];
+        assert!(slot.is_some(), "slab: double free or bad id");
+        *slot = None;
+        self.free.push(id);
+        self.live -= 1;
+    }
+
     pub fn get(&self, id: u32) -> &T {
         self.slots[id as usize].as_ref().expect("slab: stale id")
     }

@@ -35,7 +35,7 @@ impl RequestQueue {
 
     pub(super) fn release_tags(
         &mut self,
-        freed: &crate::request::Request,
+        freed: &crate::request::FreedRq,
         now: &mut Ns,
         out: &mut BlkOut,
     ) {
