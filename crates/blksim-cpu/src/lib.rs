@@ -128,8 +128,11 @@ const NO_OWNER: u16 = u16::MAX;
 /// owners from its nodes.
 #[derive(Clone, Debug, Default)]
 pub struct Lock {
-    /// Holds `(start, end, cpu)` in timeline order.
+    /// Holds `(start, end, cpu)` in timeline order: `list[head..]`. Trimming moves `head`
+    /// (every acquisition trims, usually one hold) and drops the trimmed prefix in one move
+    /// once it is half the array.
     list: Vec<(Ns, Ns, u16)>,
+    head: usize,
     /// A hold overlaps the next one: the ends may be out of order until the list empties.
     overlapped: bool,
     /// Owner of the last interval dropped from the timeline (for the next hand-off).
@@ -156,23 +159,25 @@ impl Lock {
         // of the hold before it. `next`: the hold the new one goes in front of.
         // While the holds are disjoint the ones ending by the arrival are a prefix, passed
         // over at once; the last of them owned the lock before.
-        let from = if self.overlapped {
-            0
+        let from = self.head
+            + if self.overlapped {
+                0
+            } else {
+                self.list[self.head..].partition_point(|&(_, b, _)| b <= arrival)
+            };
+        let mut prev = if from == self.head {
+            self.past_owner.unwrap_or(NO_OWNER)
         } else {
-            self.list.partition_point(|&(_, b, _)| b <= arrival)
-        };
-        let mut prev = match from {
-            0 => self.past_owner.unwrap_or(NO_OWNER),
-            i => self.list[i - 1].2,
+            self.list[from - 1].2
         };
         let mut next: Option<(Ns, usize)> = None;
-        for (i, &(a, b, o)) in self.list.iter().enumerate().skip(from) {
+        for (i, &(a, b, o)) in self.list[from..].iter().enumerate() {
             if b <= s {
                 prev = o;
                 continue;
             }
             if s + Self::handoff_to(prev, cpu, handoff) + hold <= a {
-                next = Some((a, i));
+                next = Some((a, from + i));
                 break;
             }
             s = s.max(b);
@@ -205,7 +210,7 @@ impl Lock {
     /// The holds in timeline order (tests).
     #[cfg(test)]
     fn timeline(&self) -> Vec<(Ns, Ns, u16)> {
-        self.list.clone()
+        self.list[self.head..].to_vec()
     }
 
     #[inline]
@@ -221,15 +226,25 @@ impl Lock {
     /// being processed), keeping the last owner for the hand-off rule.
     pub fn trim(&mut self, t: Ns) {
         let n = if self.overlapped {
-            self.list.iter().take_while(|h| h.1 <= t).count()
+            self.list[self.head..]
+                .iter()
+                .take_while(|h| h.1 <= t)
+                .count()
         } else {
-            self.list.partition_point(|h| h.1 <= t)
+            self.list[self.head..].partition_point(|h| h.1 <= t)
         };
         if n > 0 {
-            self.past_owner = Some(self.list[n - 1].2);
-            self.list.drain(..n);
+            self.head += n;
+            self.past_owner = Some(self.list[self.head - 1].2);
+            if self.head == self.list.len() {
+                self.list.clear();
+                self.head = 0;
+            } else if self.head >= 32 && 2 * self.head >= self.list.len() {
+                self.list.drain(..self.head);
+                self.head = 0;
+            }
         }
-        if self.list.is_empty() {
+        if self.head == self.list.len() {
             self.overlapped = false;
         }
     }
@@ -635,7 +650,7 @@ mod tests {
     /// timelines from [`Lock`] (binary search while disjoint) as from the plain list.
     #[test]
     fn lock_timeline_grants_what_the_plain_list_grants() {
-        let mut overlapped = 0;
+        let (mut overlapped, mut compacted) = (0, 0);
         for seed in 0..300u64 {
             let mut rng = blksim_core::Rng::from_seed(seed);
             let mut a = Lock::default();
@@ -646,8 +661,12 @@ mod tests {
             for _ in 0..400 {
                 if rng.below(4) == 0 {
                     floor += rng.below(200);
+                    let (before, len) = (a.head, a.list.len());
                     a.trim(floor);
                     b.trim(floor);
+                    compacted +=
+                        (a.head == 0 && before > 0 && !a.list.is_empty() && a.list.len() < len)
+                            as u32;
                 }
                 let cpu = rng.below(ncpu as u64) as u16;
                 let hold = [0, 1, 10, 100][rng.below(4) as usize] + rng.below(3);
@@ -662,7 +681,8 @@ mod tests {
             assert_eq!((a.handoffs, a.wait_ns), (b.handoffs, b.wait_ns));
             assert_eq!(a.past_owner, b.past_owner);
         }
-        // Both representations were exercised.
+        // Overlapping holds, and the trimmed prefix dropped while holds remain, both happened.
         assert!(overlapped > 0);
+        assert!(compacted > 0);
     }
 }
