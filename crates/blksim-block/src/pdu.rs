@@ -96,7 +96,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let rq = (x % 300) as RqId;
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 assert_eq!(a.remove(&rq), b.remove(&rq));
             } else {
                 assert_eq!(a.insert(rq, op), b.insert(rq, op));
