@@ -233,7 +233,9 @@ pub struct Sim {
     platform: Platform,
     digest: Digest,
     elv_timer_at: Option<Ns>,
-    kblockd_runs: u64,
+    /// Per hardware queue, the kblockd run pending: its `(due, seq)` and the time blk-mq
+    /// scheduled it for (see [`Sim::set_run_timer`]).
+    run_timers: Vec<Option<((Ns, u64), Ns)>>,
     trace: Option<blksim_trace::BlktraceWriter>,
     /// A blktrace or log file write failed: the run stops with it.
     trace_error: Option<String>,
@@ -503,7 +505,7 @@ impl Sim {
             platform,
             digest: Digest::default(),
             elv_timer_at: None,
-            kblockd_runs: 0,
+            run_timers: Vec::new(),
             trace,
             trace_error: None,
             capacity_bytes,
@@ -600,6 +602,35 @@ impl Sim {
     /// Test only: lose the `n`-th bio completion (an injected bug the run must report).
     pub fn set_debug_drop_completion(&mut self, n: u64) {
         self.drop_completion = n;
+    }
+
+    /// A kblockd run of hardware queue `h` was asked for (`kblockd_mod_delayed_work_on`), due
+    /// at `(due, seq)`, for the time `at` blk-mq scheduled it for. `hctx->run_work` has one
+    /// timer, which each request moves: the queue keeps one run pending, a timer of the event
+    /// queue. Asked again for the time of the run still pending, the run keeps the earlier of
+    /// the two. Runs that were moved are not events: on the eMMC path with the host software
+    /// queue two of every eight events were runs armed 3 ms out by a `BLK_STS_RESOURCE`
+    /// bounce and then moved by an immediate run, popped only to be dropped.
+    fn set_run_timer(&mut self, h: u16, due: Ns, seq: u64, at: Ns) {
+        let hi = h as usize;
+        if self.run_timers.len() <= hi {
+            self.run_timers.resize(hi + 1, None);
+        }
+        if self.queue.pending_run_at(h) != Some(at) {
+            // The run was done or dropped before this request was seen.
+            self.run_timers[hi] = None;
+            self.evq.cancel_timer(h as u32);
+            return;
+        }
+        let done = self.evq.last_popped();
+        let mut key = (due, seq);
+        if let Some((k0, at0)) = self.run_timers[hi] {
+            if at0 == at && k0 > done {
+                key = key.min(k0);
+            }
+        }
+        self.run_timers[hi] = Some((key, at));
+        self.evq.set_timer(h as u32, key.0, key.1, Ev::HwRun(h, at));
     }
 
     /// Run to completion.
@@ -846,7 +877,6 @@ impl Sim {
                 }
             }
             Ev::HwRun(h, at) => {
-                self.kblockd_runs += 1;
                 // The block layer chose the CPU when it queued the work
                 // (`blk_mq_hctx_next_cpu`).
                 let cpu = self.queue.run_cpu(h);
@@ -1001,11 +1031,11 @@ impl Sim {
                                 .below(tail.saturating_mul(2).saturating_add(1)),
                         );
                     }
-                    self.evq.push(
-                        at.saturating_add(self.platform.kblockd_wakeup_ns)
-                            .saturating_add(jitter),
-                        Ev::HwRun(h, at),
-                    );
+                    let due = at
+                        .saturating_add(self.platform.kblockd_wakeup_ns)
+                        .saturating_add(jitter);
+                    let seq = self.evq.reserve_seq();
+                    self.set_run_timer(h, due, seq, at);
                 }
                 self.out.hw_runs.clear();
             }
