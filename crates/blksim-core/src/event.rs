@@ -40,90 +40,101 @@ const UNSET: u32 = u32::MAX;
 
 /// Pending timers as a binary min-heap that knows where each slot's timer is, so that one can
 /// be moved or removed (a plain heap can only leave a moved timer behind, to be popped and
-/// ignored: on the eMMC path two of eight events per I/O were such stale kblockd runs).
+/// ignored: on the eMMC path two of eight events per I/O were such stale kblockd runs). The
+/// heap orders slot numbers; each slot's key and event stay in place.
 struct Timers<E> {
-    heap: Vec<(Key, u32, E)>,
-    /// Slot → index in `heap`, or [`UNSET`].
+    heap: Vec<u32>,
+    /// Per slot: its key, its event, and its index in `heap` ([`UNSET`] when not set).
+    keys: Vec<Key>,
+    evs: Vec<Option<E>>,
     pos: Vec<u32>,
 }
 
 impl<E: Copy> Timers<E> {
-    fn place(&mut self, i: usize, e: (Key, u32, E)) {
-        self.pos[e.1 as usize] = i as u32;
-        self.heap[i] = e;
+    fn first_key(&self) -> Option<Key> {
+        self.heap.first().map(|&s| self.keys[s as usize])
     }
 
     fn sift_up(&mut self, mut i: usize) {
-        let e = self.heap[i];
+        let slot = self.heap[i];
+        let k = self.keys[slot as usize];
         while i > 0 {
             let p = (i - 1) / 2;
-            if self.heap[p].0 <= e.0 {
+            let ps = self.heap[p];
+            if self.keys[ps as usize] <= k {
                 break;
             }
-            let pe = self.heap[p];
-            self.place(i, pe);
+            self.heap[i] = ps;
+            self.pos[ps as usize] = i as u32;
             i = p;
         }
-        self.place(i, e);
+        self.heap[i] = slot;
+        self.pos[slot as usize] = i as u32;
     }
 
     fn sift_down(&mut self, mut i: usize) {
-        let e = self.heap[i];
+        let slot = self.heap[i];
+        let k = self.keys[slot as usize];
         let n = self.heap.len();
         loop {
             let c = 2 * i + 1;
             if c >= n {
                 break;
             }
-            let m = if c + 1 < n && self.heap[c + 1].0 < self.heap[c].0 {
+            let key = |j: usize| self.keys[self.heap[j] as usize];
+            let m = if c + 1 < n && key(c + 1) < key(c) {
                 c + 1
             } else {
                 c
             };
-            if self.heap[m].0 >= e.0 {
+            if key(m) >= k {
                 break;
             }
-            let me = self.heap[m];
-            self.place(i, me);
+            let ms = self.heap[m];
+            self.heap[i] = ms;
+            self.pos[ms as usize] = i as u32;
             i = m;
         }
-        self.place(i, e);
+        self.heap[i] = slot;
+        self.pos[slot as usize] = i as u32;
     }
 
     fn set(&mut self, slot: u32, k: Key, ev: E) {
-        if self.pos.len() <= slot as usize {
-            self.pos.resize(slot as usize + 1, UNSET);
+        let si = slot as usize;
+        if self.pos.len() <= si {
+            self.pos.resize(si + 1, UNSET);
+            self.keys.resize(si + 1, 0);
+            self.evs.resize(si + 1, None);
         }
-        match self.pos[slot as usize] {
+        let old = self.keys[si];
+        self.keys[si] = k;
+        self.evs[si] = Some(ev);
+        match self.pos[si] {
             UNSET => {
-                self.heap.push((k, slot, ev));
+                self.heap.push(slot);
                 self.sift_up(self.heap.len() - 1);
             }
-            i => {
-                let i = i as usize;
-                let old = self.heap[i].0;
-                self.heap[i] = (k, slot, ev);
-                if k < old {
-                    self.sift_up(i);
-                } else {
-                    self.sift_down(i);
-                }
-            }
+            i if k < old => self.sift_up(i as usize),
+            i => self.sift_down(i as usize),
         }
     }
 
-    fn remove_at(&mut self, i: usize) -> (Key, u32, E) {
-        let e = self.heap[i];
-        self.pos[e.1 as usize] = UNSET;
+    /// Remove the timer at heap index `i`: its key and event.
+    fn remove_at(&mut self, i: usize) -> (Key, E) {
+        let slot = self.heap[i] as usize;
+        self.pos[slot] = UNSET;
         let last = self.heap.pop().expect("non-empty");
         if i < self.heap.len() {
             self.heap[i] = last;
-            self.pos[last.1 as usize] = i as u32;
+            self.pos[last as usize] = i as u32;
             self.sift_up(i);
-            let j = self.pos[last.1 as usize] as usize;
+            let j = self.pos[last as usize] as usize;
             self.sift_down(j);
         }
-        e
+        (
+            self.keys[slot],
+            self.evs[slot].take().expect("a set timer has an event"),
+        )
     }
 }
 
@@ -142,6 +153,8 @@ impl<E: Copy> EventQueue<E> {
             last: 0,
             timers: Timers {
                 heap: Vec::new(),
+                keys: Vec::new(),
+                evs: Vec::new(),
                 pos: Vec::new(),
             },
         }
@@ -208,9 +221,9 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the earliest event or timer and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        if let Some(&(tk, _, _)) = self.timers.heap.first() {
+        if let Some(tk) = self.timers.first_key() {
             if self.heap.first().is_none_or(|&(k, _)| tk < k) {
-                let (k, _, ev) = self.timers.remove_at(0);
+                let (k, ev) = self.timers.remove_at(0);
                 return Some(self.popped(k, ev));
             }
         }
@@ -262,7 +275,7 @@ impl<E: Copy> EventQueue<E> {
 
     pub fn peek_time(&self) -> Option<Ns> {
         let e = self.heap.first().map(|&(k, _)| k);
-        let t = self.timers.heap.first().map(|&(k, _, _)| k);
+        let t = self.timers.first_key();
         e.into_iter().chain(t).min().map(|k| (k >> 64) as Ns)
     }
 
