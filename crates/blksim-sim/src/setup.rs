@@ -161,10 +161,8 @@ fn known_keys(
 }
 
 /// The platform's CPUs (for drivers with a queue per CPU).
-fn platform_cpus(p: &Profile) -> u16 {
-    crate::platform::Platform::from_profile(p)
-        .map(|pl| pl.nr_cpus)
-        .unwrap_or(1)
+fn platform_cpus(p: &Profile) -> Result<u16, String> {
+    crate::platform::Platform::from_profile(p).map(|pl| pl.nr_cpus)
 }
 
 /// Build the driver a profile describes.
@@ -199,7 +197,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
             reject_other_tables(p, "nvme", &["host", "card", "ufs"])?;
             let tables = [blksim_nvme::NVME_PARAMS, blksim_device::ssd::SSD_PARAMS];
             known_keys(p, "NVMe", &["nvme", "ssd"], &tables)?;
-            let cfg = blksim_nvme::NvmeConfig::from_lookup(&|k| p.get(k), platform_cpus(p))
+            let cfg = blksim_nvme::NvmeConfig::from_lookup(&|k| p.get(k), platform_cpus(p)?)
                 .map_err(|e| locate(p, &e))?;
             let ssd = blksim_device::ssd::SsdConfig::from_lookup(&|k| p.get(k))
                 .map_err(|e| locate(p, &e))?;
@@ -224,7 +222,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
             }
             let tables = [blksim_ufs::UFS_PARAMS, blksim_device::ssd::SSD_PARAMS];
             known_keys(p, "UFS", &["ufs", "ssd"], &tables)?;
-            let cfg = blksim_ufs::UfsConfig::from_lookup(&|k| p.get(k), platform_cpus(p))
+            let cfg = blksim_ufs::UfsConfig::from_lookup(&|k| p.get(k), platform_cpus(p)?)
                 .map_err(|e| locate(p, &e))?;
             let dev = blksim_ufs::UfsConfig::device(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
             Ok(Box::new(
