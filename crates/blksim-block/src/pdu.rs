@@ -53,10 +53,6 @@ impl<T> RqMap<T> {
         self.slots.get_mut(*rq as usize)?.as_mut()
     }
 
-    pub fn contains_key(&self, rq: &RqId) -> bool {
-        self.get(rq).is_some()
-    }
-
     pub fn len(&self) -> usize {
         self.len
     }

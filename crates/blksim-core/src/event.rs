@@ -1,7 +1,7 @@
 //! The event queue: a min-heap keyed by `(time, seq)`.
 //!
-//! `seq` is a counter incremented at every push, so events at the same virtual time pop in the
-//! order they were pushed. This is the only tie-break rule in the simulator, and it is what
+//! `seq` is a counter incremented at every push (and every [`EventQueue::reserve_seq`]), so
+//! events at the same virtual time pop in the order they were pushed. This is the only tie-break rule in the simulator, and it is what
 //! makes a run reproducible.
 //!
 //! Beside the events, the queue holds timers: at most one pending event per timer slot, which
@@ -286,11 +286,6 @@ impl<E: Copy> EventQueue<E> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// Number of events ever scheduled (for statistics).
-    pub fn scheduled(&self) -> u64 {
-        self.seq
     }
 }
 

@@ -3,8 +3,9 @@
 //! use it.
 
 /// Extents per leaf before it splits (64: 32 and 256 measured slower on `blksim bench`
-/// --workload=write and server). Leaves are small sorted arrays, so a write is two binary
-/// searches and one short memmove instead of the several pointer-chasing descents of a
+/// --workload=write and server). Leaves are small sorted arrays, so a write is two searches
+/// (galloping from an interpolated guess, see [`partition_from`]) and one short memmove
+/// instead of the several pointer-chasing descents of a
 /// `BTreeMap` (whose nodes hold 11 keys); profiled on 4 KiB random writes, where every write
 /// adds an extent to maps of up to 2^18 extents.
 const LEAF_MAX: usize = 64;

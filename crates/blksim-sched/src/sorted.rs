@@ -1,10 +1,11 @@
 //! A small ordered map over a sorted array, for the scheduler lists the kernel keeps as
 //! rb-trees and FIFO lists (`sort_list`, `fifo_list`).
 //!
-//! An elevator holds at most `nr_requests` (≤ 2048, `MAX_SCHED_RQ`) requests, and usually a
-//! few dozen, so a binary search over contiguous keys and a short move beats a B-tree's node
-//! walks and rebalancing: on `blksim bench --workload=emmc` mq-deadline's two `BTreeMap`s per
-//! direction were about 8 % of the run. FIFO lists take keys in increasing order and lose them
+//! An elevator holds at most `nr_requests` (≤ 2048, `MAX_SCHED_RQ`) requests: a few dozen on
+//! an eMMC, about 500 under the 16 jobs of `blksim bench --workload=server`. A binary search
+//! over contiguous keys and a short move beat a B-tree's node walks and rebalancing there:
+//! mq-deadline's two `BTreeMap`s per direction were about 8 % of `--workload=emmc` (a chunked
+//! array, which moves less at 500 entries, measured no faster on `server`). FIFO lists take keys in increasing order and lose them
 //! mostly at the front, which moves only a start index.
 
 /// Unique keys in increasing order, each with a value; the operations `BTreeMap` gave the

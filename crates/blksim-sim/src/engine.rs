@@ -607,17 +607,23 @@ impl Sim {
     /// A kblockd run of hardware queue `h` was asked for (`kblockd_mod_delayed_work_on`), due
     /// at `(due, seq)`, for the time `at` blk-mq scheduled it for. `hctx->run_work` has one
     /// timer, which each request moves: the queue keeps one run pending, a timer of the event
-    /// queue. Asked again for the time of the run still pending, the run keeps the earlier of
-    /// the two. Runs that were moved are not events: on the eMMC path with the host software
+    /// queue. Runs that were moved are not events: on the eMMC path with the host software
     /// queue two of every eight events were runs armed 3 ms out by a `BLK_STS_RESOURCE`
     /// bounce and then moved by an immediate run, popped only to be dropped.
+    ///
+    /// Asked again for the time of the run still pending, the run keeps the earlier of the
+    /// two (the same time without `platform.kblockd_jitter_ns` or a tail), as when every
+    /// request was an event and the first to fire ran. One difference from then remains: a
+    /// run moved to another time and back to the first (A → B → A, to the nanosecond) runs
+    /// at the last request, where the first A's event would have run; the kernel's timer
+    /// also fires for the last request.
     fn set_run_timer(&mut self, h: u16, due: Ns, seq: u64, at: Ns) {
         let hi = h as usize;
         if self.run_timers.len() <= hi {
             self.run_timers.resize(hi + 1, None);
         }
         if self.queue.pending_run_at(h) != Some(at) {
-            // The run was done or dropped before this request was seen.
+            // No run pending (the drain names the pending run's time): nothing to time.
             self.run_timers[hi] = None;
             self.evq.cancel_timer(h as u32);
             return;
