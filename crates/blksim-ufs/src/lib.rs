@@ -82,11 +82,15 @@ impl UfsConfig {
     }
 
     /// The device behind it: the SSD model's `ssd.*` values, with the starting state and the
-    /// WriteBooster buffer from the UFS keys that name them.
+    /// WriteBooster buffer from the UFS keys that name them. Those two are checked against
+    /// the UFS table first (its bounds, its defaults), so that an error names the key the
+    /// profile or `--set` gave, not the SSD key it becomes.
     pub fn device(get: &dyn Fn(&str) -> Option<String>) -> Result<SsdConfig, String> {
+        let state = lookup_enum(UFS_PARAMS, "ufs.state", get)?.to_string();
+        let wb = lookup_u64(UFS_PARAMS, "ufs.wb_buffer_gib", get)?.to_string();
         SsdConfig::from_lookup(&|k| match k {
-            "ssd.state" => get("ufs.state"),
-            "ssd.slc_cache_gib" => get("ufs.wb_buffer_gib"),
+            "ssd.state" => Some(state.clone()),
+            "ssd.slc_cache_gib" => Some(wb.clone()),
             _ => get(k),
         })
     }
@@ -239,6 +243,20 @@ mod tests {
         assert!(UfsConfig::from_lookup(&lookup(&[("ufs.nutrs", "64")]), 8)
             .unwrap_err()
             .starts_with("ufs.nutrs:"));
+    }
+
+    /// The two UFS keys the SSD model reads under its own names keep the UFS table's bounds,
+    /// and their errors name them.
+    #[test]
+    fn ufs_keys_for_the_ssd_are_checked_under_their_own_names() {
+        let e = UfsConfig::device(&lookup(&[("ufs.wb_buffer_gib", "5000")])).unwrap_err();
+        assert!(e.starts_with("ufs.wb_buffer_gib:"), "{e}");
+        let e = UfsConfig::device(&lookup(&[("ufs.wb_buffer_gib", "abc")])).unwrap_err();
+        assert!(e.starts_with("ufs.wb_buffer_gib:"), "{e}");
+        let e = UfsConfig::device(&lookup(&[("ufs.state", "bogus")])).unwrap_err();
+        assert!(e.starts_with("ufs.state:"), "{e}");
+        let d = UfsConfig::device(&lookup(&[("ufs.wb_buffer_gib", "4096")])).unwrap();
+        assert_eq!(d.slc_bytes, 4096 << 30);
     }
 
     /// WriteBooster: a sequential write of twice the buffer runs at the SLC rate up to the
