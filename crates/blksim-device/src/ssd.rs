@@ -200,10 +200,7 @@ impl Ssd {
             cfg.gc_low,
             prefill,
         )
-        .map_err(|e| {
-            e.replace("card.map_unit_kib", "ssd.map_unit_kib")
-                .replace("card.capacity_mib", "ssd.ftl_model_gib")
-        })?;
+        .map_err(|e| e.describe("ssd.map_unit_kib", "ssd.ftl_model_gib"))?;
         if cfg.state == CardState::Steady {
             ftl.precondition_steady();
         }
@@ -404,6 +401,19 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Ssd::new(SsdConfig::from_lookup(&|k| m.get(k).cloned()).unwrap()).unwrap()
+    }
+
+    /// The page FTL's errors name the SSD's keys, not the eMMC card's.
+    #[test]
+    fn ftl_errors_name_the_ssd_keys() {
+        // 5 KiB does not divide the 6 MiB block (16 KiB pages x 384). The map cannot
+        // overflow through these keys (ssd.ftl_model_gib is at most 64 GiB).
+        let get = |k: &str| (k == "ssd.map_unit_kib").then(|| "5".to_string());
+        let e = Ssd::new(SsdConfig::from_lookup(&get).unwrap()).err();
+        assert_eq!(
+            e.as_deref(),
+            Some("ssd.map_unit_kib must divide the NAND block size")
+        );
     }
 
     #[test]

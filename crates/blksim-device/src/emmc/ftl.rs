@@ -220,6 +220,28 @@ pub struct PageFtl {
     pub stats: FtlStats,
 }
 
+/// Why a page FTL cannot be built. The eMMC card and the SSD configure it under their own
+/// key names, so each caller names its keys ([`PageFtlError::describe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageFtlError {
+    /// The mapping unit is not a multiple of 512 B dividing the NAND block.
+    MapUnit,
+    /// More mapping units than the 32-bit map can number.
+    TooLarge,
+}
+
+impl PageFtlError {
+    /// The error under the caller's names for the mapping unit and the capacity.
+    pub fn describe(self, map_unit_key: &str, capacity_key: &str) -> String {
+        match self {
+            PageFtlError::MapUnit => format!("{map_unit_key} must divide the NAND block size"),
+            PageFtlError::TooLarge => {
+                format!("{capacity_key} too large for the page FTL's 32-bit map")
+            }
+        }
+    }
+}
+
 impl PageFtl {
     pub fn new(
         nand: &Nand,
@@ -228,12 +250,12 @@ impl PageFtl {
         op_pct: u64,
         gc_low: u32,
         prefill_pct: u64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, PageFtlError> {
         if unit_bytes == 0
             || !nand.block_bytes().is_multiple_of(unit_bytes)
             || !unit_bytes.is_multiple_of(512)
         {
-            return Err("card.map_unit_kib must divide the NAND block size".into());
+            return Err(PageFtlError::MapUnit);
         }
         let upb = (nand.block_bytes() / unit_bytes) as u32;
         let logical_units = capacity_bytes / unit_bytes;
@@ -243,7 +265,7 @@ impl PageFtl {
             .div_ceil(upb as u64)
             .max(need);
         if nblocks * upb as u64 >= UNMAPPED as u64 {
-            return Err("card.capacity_mib too large for the page FTL's 32-bit map".into());
+            return Err(PageFtlError::TooLarge);
         }
         let prefill_units = logical_units * prefill_pct.min(100) / 100;
         let pre_blocks = prefill_units.div_ceil(upb as u64) as u32;

@@ -61,7 +61,8 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
                 get_u64(p, "card.op_pct")?,
                 get_u32(p, "card.gc_low_blocks")?,
                 prefill,
-            )?;
+            )
+            .map_err(|e| e.describe("card.map_unit_kib", "card.capacity_mib"))?;
             if state == CardState::Steady {
                 f.precondition_steady();
             }
