@@ -4,7 +4,7 @@
 //!
 //! Each descriptor's setter parses one value into a [`JobSpec`] and returns the message (no
 //! location) on error; the callers add file and line. Setters only validate and store, like
-//! ripgrep's `update`; cross-option fix-ups happen afterwards in [`finalize`].
+//! ripgrep's `update`; cross-option fix-ups happen afterwards in `finalize`.
 //!
 //! Options fio has but a simulation can't honour are still in the table, so that real job files
 //! parse: [`Support::NoMeaning`] (CPU affinity, buffers, logs...) and [`Support::NotModelled`]

@@ -372,7 +372,7 @@ impl MmcDriver {
     }
 
     /// Cut the card's power at `at` (virtual time, 0 = never) or after `after_ios` data
-    /// commands (0 = never); see [`Self::power_cut`].
+    /// commands (0 = never); see `power_cut`.
     pub fn set_power_cut(&mut self, at: Ns, after_ios: u64) {
         self.power_cut_at = at;
         self.power_cut_after = after_ios;

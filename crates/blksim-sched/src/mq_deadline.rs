@@ -5,7 +5,7 @@
 //!
 //! Data structures map one to one:
 //! * `dd_per_prio.sort_list[dir]` (rb-tree by `blk_rq_pos`) → a [`SortedList`] keyed by
-//!   [`sort_key`]`(sector, seq)`; equal sectors keep insertion order, as `elv_rb_add` sends
+//!   `sort_key(sector, seq)`; equal sectors keep insertion order, as `elv_rb_add` sends
 //!   duplicates right.
 //! * `fifo_list[dir]` → a [`SortedList`] keyed by `fifo_seq` (removal from the middle when a
 //!   request leaves in sector order or is merged).
@@ -394,7 +394,7 @@ impl Elevator for MqDeadline {
 
     /// The reference elevator of the platform costs (100 %). One `dd->lock` for merge, insert
     /// (once per list, `dd_insert_requests`) and dispatch; `dd_finish_request` is lock-free.
-    /// Cold lines written per hook: merge 2 (per_prio[BE] sort_list root, hash bucket:
+    /// Cold lines written per hook: merge 2 (`per_prio[BE]` sort_list root, hash bucket:
     /// `dd_bio_merge` / `dd_request_merge`), insert 3 (sort/fifo heads, stats.inserted, hash
     /// bucket: `dd_insert_request`), dispatch 3 (per_prio lists and latest_pos, stats,
     /// batching/starved: `dd_dispatch_request`).

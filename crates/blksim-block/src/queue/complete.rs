@@ -108,7 +108,7 @@ impl RequestQueue {
         }
     }
 
-    /// The platform's interrupt topology (see [`Self::completion_cpu`]).
+    /// The platform's interrupt topology (see `completion_cpu`).
     pub fn set_completion_topology(&mut self, irq_cpu: Option<u16>, llc_cpus: u16) {
         self.irq_cpu = irq_cpu;
         self.llc_cpus = llc_cpus;
@@ -175,7 +175,7 @@ impl RequestQueue {
     /// The driver completed `rq` (`blk_mq_end_request`): the device side of `__blk_mq_end_request`
     /// (in-flight accounting, the data at the device boundary, the elevator's completion
     /// hooks), then the flush machinery's end_io for sequenced requests, or the rest of the
-    /// completion ([`Self::complete_request`]).
+    /// completion (`complete_request`).
     pub fn end_request(
         &mut self,
         cpus: &mut crate::cpu::CpuModel,
