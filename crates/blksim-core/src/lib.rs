@@ -18,6 +18,7 @@ pub mod digest;
 pub mod event;
 pub mod extent;
 pub mod hash;
+pub mod headvec;
 pub mod mutate;
 pub mod output;
 pub mod param;

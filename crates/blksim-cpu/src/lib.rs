@@ -26,6 +26,7 @@
 //! With every cost zero (the ideal platform) no clock ever moves, no context yields, locks
 //! are never consulted, and results are those of the zero-cost model.
 
+use blksim_core::headvec::HeadVec;
 use blksim_core::Ns;
 
 /// Per-step CPU costs in ns. Which kernel function each covers is documented on the field;
@@ -128,11 +129,9 @@ const NO_OWNER: u16 = u16::MAX;
 /// owners from its nodes.
 #[derive(Clone, Debug, Default)]
 pub struct Lock {
-    /// Holds `(start, end, cpu)` in timeline order: `list[head..]`. Trimming moves `head`
-    /// (every acquisition trims, usually one hold) and drops the trimmed prefix in one move
-    /// once it is half the array.
-    list: Vec<(Ns, Ns, u16)>,
-    head: usize,
+    /// Holds `(start, end, cpu)` in timeline order. Every acquisition trims, usually one
+    /// hold, which a [`HeadVec`] does by moving its start.
+    list: HeadVec<(Ns, Ns, u16)>,
     /// A hold overlaps the next one: the ends may be out of order until the list empties.
     overlapped: bool,
     /// Owner of the last interval dropped from the timeline (for the next hand-off).
@@ -159,19 +158,18 @@ impl Lock {
         // of the hold before it. `next`: the hold the new one goes in front of.
         // While the holds are disjoint the ones ending by the arrival are a prefix, passed
         // over at once; the last of them owned the lock before.
-        let from = self.head
-            + if self.overlapped {
-                0
-            } else {
-                self.list[self.head..].partition_point(|&(_, b, _)| b <= arrival)
-            };
-        let mut prev = if from == self.head {
-            self.past_owner.unwrap_or(NO_OWNER)
+        let holds = self.list.live();
+        let from = if self.overlapped {
+            0
         } else {
-            self.list[from - 1].2
+            holds.partition_point(|&(_, b, _)| b <= arrival)
+        };
+        let mut prev = match from {
+            0 => self.past_owner.unwrap_or(NO_OWNER),
+            i => holds[i - 1].2,
         };
         let mut next: Option<(Ns, usize)> = None;
-        for (i, &(a, b, o)) in self.list[from..].iter().enumerate() {
+        for (i, &(a, b, o)) in holds[from..].iter().enumerate() {
             if b <= s {
                 prev = o;
                 continue;
@@ -210,7 +208,7 @@ impl Lock {
     /// The holds in timeline order (tests).
     #[cfg(test)]
     fn timeline(&self) -> Vec<(Ns, Ns, u16)> {
-        self.list[self.head..].to_vec()
+        self.list.live().to_vec()
     }
 
     #[inline]
@@ -226,29 +224,18 @@ impl Lock {
     /// being processed), keeping the last owner for the hand-off rule.
     pub fn trim(&mut self, t: Ns) {
         // Most acquisitions find nothing to trim: the first hold still runs.
-        if self.list.get(self.head).is_none_or(|h| h.1 > t) {
+        if self.list.first().is_none_or(|h| h.1 > t) {
             return;
         }
+        let holds = self.list.live();
         let n = if self.overlapped {
-            self.list[self.head..]
-                .iter()
-                .take_while(|h| h.1 <= t)
-                .count()
+            holds.iter().take_while(|h| h.1 <= t).count()
         } else {
-            self.list[self.head..].partition_point(|h| h.1 <= t)
+            holds.partition_point(|h| h.1 <= t)
         };
-        if n > 0 {
-            self.head += n;
-            self.past_owner = Some(self.list[self.head - 1].2);
-            if self.head == self.list.len() {
-                self.list.clear();
-                self.head = 0;
-            } else if self.head >= 32 && 2 * self.head >= self.list.len() {
-                self.list.drain(..self.head);
-                self.head = 0;
-            }
-        }
-        if self.head == self.list.len() {
+        self.past_owner = Some(holds[n - 1].2);
+        self.list.drop_front(n);
+        if self.list.is_empty() {
             self.overlapped = false;
         }
     }
@@ -665,12 +652,10 @@ mod tests {
             for _ in 0..400 {
                 if rng.below(4) == 0 {
                     floor += rng.below(200);
-                    let (before, len) = (a.head, a.list.len());
+                    let before = a.list.head();
                     a.trim(floor);
                     b.trim(floor);
-                    compacted +=
-                        (a.head == 0 && before > 0 && !a.list.is_empty() && a.list.len() < len)
-                            as u32;
+                    compacted += (a.list.head() < before && !a.list.is_empty()) as u32;
                 }
                 let cpu = rng.below(ncpu as u64) as u16;
                 let hold = [0, 1, 10, 100][rng.below(4) as usize] + rng.below(3);

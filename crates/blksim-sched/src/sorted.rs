@@ -5,48 +5,42 @@
 //! an eMMC, about 500 under the 16 jobs of `blksim bench --workload=server`. A binary search
 //! over contiguous keys and a short move beat a B-tree's node walks and rebalancing there:
 //! mq-deadline's two `BTreeMap`s per direction were about 8 % of `--workload=emmc` (a chunked
-//! array, which moves less at 500 entries, measured no faster on `server`). FIFO lists take keys in increasing order and lose them
-//! mostly at the front, which moves only a start index.
+//! array, which moves less at 500 entries, measured no faster on `server`). FIFO lists take
+//! keys in increasing order and lose them mostly at the front, which a [`HeadVec`] does by
+//! moving its start.
+
+use blksim_core::headvec::HeadVec;
 
 /// Unique keys in increasing order, each with a value; the operations `BTreeMap` gave the
 /// schedulers, with the same answers.
 #[derive(Clone, Debug)]
 pub struct SortedList<K, V> {
-    /// `items[head..]` are the entries; the ones before `head` were removed from the front
-    /// and are dropped in one move once they are half of the array.
-    items: Vec<(K, V)>,
-    head: usize,
+    items: HeadVec<(K, V)>,
 }
 
 impl<K, V> Default for SortedList<K, V> {
     fn default() -> Self {
         SortedList {
-            items: Vec::new(),
-            head: 0,
+            items: HeadVec::default(),
         }
     }
 }
 
 impl<K: Ord + Copy, V: Copy> SortedList<K, V> {
-    #[inline]
-    fn live(&self) -> &[(K, V)] {
-        &self.items[self.head..]
-    }
-
-    /// Index in `items` of the first key `>= k`.
+    /// Index of the first key `>= k`.
     #[inline]
     fn lower_bound(&self, k: &K) -> usize {
         // Most inserts are at the end (FIFO lists, and sort lists fed in order).
         match self.items.last() {
             Some((last, _)) if last < k => self.items.len(),
-            _ => self.head + self.live().partition_point(|(x, _)| x < k),
+            _ => self.items.live().partition_point(|(x, _)| x < k),
         }
     }
 
     /// Insert `k → v`, replacing the value if `k` is present.
     pub fn insert(&mut self, k: K, v: V) {
         let i = self.lower_bound(&k);
-        match self.items.get_mut(i) {
+        match self.items.live_mut().get_mut(i) {
             Some(e) if e.0 == k => e.1 = v,
             _ => self.items.insert(i, (k, v)),
         }
@@ -55,53 +49,42 @@ impl<K: Ord + Copy, V: Copy> SortedList<K, V> {
     /// Remove `k`, returning its value.
     pub fn remove(&mut self, k: &K) -> Option<V> {
         let i = self.lower_bound(k);
-        let v = match self.items.get(i) {
+        let v = match self.items.live().get(i) {
             Some(e) if e.0 == *k => e.1,
             _ => return None,
         };
-        if i == self.head {
-            self.head += 1;
-            if self.head == self.items.len() {
-                self.items.clear();
-                self.head = 0;
-            } else if self.head >= 32 && 2 * self.head >= self.items.len() {
-                self.items.drain(..self.head);
-                self.head = 0;
-            }
-        } else {
-            self.items.remove(i);
-        }
+        self.items.remove(i);
         Some(v)
     }
 
     /// The entry with the smallest key.
     pub fn first(&self) -> Option<(K, V)> {
-        self.live().first().copied()
+        self.items.first().copied()
     }
 
     /// The first entry whose key is `>= k` (`range(k..).next()`).
     pub fn at_or_after(&self, k: &K) -> Option<(K, V)> {
-        self.items.get(self.lower_bound(k)).copied()
+        self.items.live().get(self.lower_bound(k)).copied()
     }
 
     /// The first entry whose key is `> k`.
     pub fn after(&self, k: &K) -> Option<(K, V)> {
-        let i = self.live().partition_point(|(x, _)| x <= k);
-        self.live().get(i).copied()
+        let live = self.items.live();
+        live.get(live.partition_point(|(x, _)| x <= k)).copied()
     }
 
     /// The last entry whose key is `< k` (`range(..k).next_back()`).
     pub fn before(&self, k: &K) -> Option<(K, V)> {
         let i = self.lower_bound(k);
-        (i > self.head).then(|| self.items[i - 1])
+        (i > 0).then(|| self.items.live()[i - 1])
     }
 
     pub fn is_empty(&self) -> bool {
-        self.head == self.items.len()
+        self.items.is_empty()
     }
 
     pub fn len(&self) -> usize {
-        self.items.len() - self.head
+        self.items.len()
     }
 }
 
