@@ -1,8 +1,8 @@
 //! The event queue: a min-heap keyed by `(time, seq)`.
 //!
 //! `seq` is a counter incremented at every push (and every [`EventQueue::reserve_seq`]), so
-//! events at the same virtual time pop in the order they were pushed. This is the only tie-break rule in the simulator, and it is what
-//! makes a run reproducible.
+//! events at the same virtual time pop in the order they were pushed. This is the only
+//! tie-break rule in the simulator, and it is what makes a run reproducible.
 //!
 //! Beside the events, the queue holds timers: at most one pending event per timer slot, which
 //! setting again moves and cancelling removes, as the kernel's `mod_delayed_work` moves a
@@ -196,9 +196,17 @@ impl<E: Copy> EventQueue<E> {
         self.seq - 1
     }
 
-    /// The key `(time, seq)` of the last event or timer popped: what has happened.
-    pub fn last_popped(&self) -> (Ns, u64) {
-        ((self.last >> 64) as Ns, self.last as u64)
+    /// Timer `slot`'s pending setting: its `(time, seq)` and event (`None` once it popped or
+    /// was cancelled).
+    pub fn timer(&self, slot: u32) -> Option<((Ns, u64), E)> {
+        let s = slot as usize;
+        match self.timers.pos.get(s) {
+            Some(&i) if i != UNSET => {
+                let k = self.timers.keys[s];
+                Some((((k >> 64) as Ns, k as u64), self.timers.evs[s]?))
+            }
+            _ => None,
+        }
     }
 
     /// Set timer `slot` to pop `ev` at `(at, seq)` (a [`Self::reserve_seq`] value), moving it
@@ -391,9 +399,8 @@ mod tests {
                     // The reference pops past the stale settings.
                     let want = loop {
                         match r.pop() {
-                            Some((t, (s, i))) if s != u64::MAX && live[s as usize] != Some(i) => {
-                                let _ = t;
-                                continue;
+                            Some((_, (s, i))) if s != u64::MAX && live[s as usize] != Some(i) => {
+                                continue
                             }
                             other => break other,
                         }

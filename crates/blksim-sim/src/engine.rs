@@ -233,9 +233,6 @@ pub struct Sim {
     platform: Platform,
     digest: Digest,
     elv_timer_at: Option<Ns>,
-    /// Per hardware queue, the kblockd run pending: its `(due, seq)` and the time blk-mq
-    /// scheduled it for (see [`Sim::set_run_timer`]).
-    run_timers: Vec<Option<((Ns, u64), Ns)>>,
     trace: Option<blksim_trace::BlktraceWriter>,
     /// A blktrace or log file write failed: the run stops with it.
     trace_error: Option<String>,
@@ -505,7 +502,6 @@ impl Sim {
             platform,
             digest: Digest::default(),
             elv_timer_at: None,
-            run_timers: Vec::new(),
             trace,
             trace_error: None,
             capacity_bytes,
@@ -618,24 +614,15 @@ impl Sim {
     /// at the last request, where the first A's event would have run; the kernel's timer
     /// also fires for the last request.
     fn set_run_timer(&mut self, h: u16, due: Ns, seq: u64, at: Ns) {
-        let hi = h as usize;
-        if self.run_timers.len() <= hi {
-            self.run_timers.resize(hi + 1, None);
-        }
         if self.queue.pending_run_at(h) != Some(at) {
             // No run pending (the drain names the pending run's time): nothing to time.
-            self.run_timers[hi] = None;
             self.evq.cancel_timer(h as u32);
             return;
         }
-        let done = self.evq.last_popped();
-        let mut key = (due, seq);
-        if let Some((k0, at0)) = self.run_timers[hi] {
-            if at0 == at && k0 > done {
-                key = key.min(k0);
-            }
-        }
-        self.run_timers[hi] = Some((key, at));
+        let key = match self.evq.timer(h as u32) {
+            Some((k0, Ev::HwRun(_, at0))) if at0 == at => k0.min((due, seq)),
+            _ => (due, seq),
+        };
         self.evq.set_timer(h as u32, key.0, key.1, Ev::HwRun(h, at));
     }
 
