@@ -5,9 +5,40 @@
 //! indexed by id replaces a map keyed by id: no tree walk per lookup on the completion path
 //! (the MMC driver's `BTreeMap<RqId, _>` was about 3 % of `blksim bench --workload=emmc`).
 //! Iteration is in id order, the order the map gave.
+//!
+//! Two shapes: [`RqMap`] for state some requests have, which may be iterated (a driver's
+//! commands in flight); [`RqTable`] for state every request has, a default until set (an
+//! elevator's `rq->elv.priv`).
 
 use crate::request::RqId;
 
+/// A growable side table indexed by RqId: every request has a value, the default until set.
+#[derive(Default)]
+pub struct RqTable<T: Clone + Default> {
+    v: Vec<T>,
+}
+
+impl<T: Clone + Default> RqTable<T> {
+    pub fn with_capacity(n: usize) -> Self {
+        RqTable {
+            v: vec![T::default(); n],
+        }
+    }
+    #[inline]
+    pub fn get(&self, rq: RqId) -> T {
+        self.v.get(rq as usize).cloned().unwrap_or_default()
+    }
+    #[inline]
+    pub fn at(&mut self, rq: RqId) -> &mut T {
+        let i = rq as usize;
+        if self.v.len() <= i {
+            self.v.resize(i + 1, T::default());
+        }
+        &mut self.v[i]
+    }
+}
+
+/// State some requests have, by request id, iterated in id order.
 #[derive(Clone, Debug)]
 pub struct RqMap<T> {
     slots: Vec<Option<T>>,

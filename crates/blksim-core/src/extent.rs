@@ -5,9 +5,9 @@
 /// Extents per leaf before it splits (64: 32 and 256 measured slower on `blksim bench`
 /// --workload=write and server). Leaves are small sorted arrays, so a write is two searches
 /// (galloping from an interpolated guess, see [`partition_from`]) and one short memmove
-/// instead of the several pointer-chasing descents of a
-/// `BTreeMap` (whose nodes hold 11 keys); profiled on 4 KiB random writes, where every write
-/// adds an extent to maps of up to 2^18 extents.
+/// instead of the several pointer-chasing descents of a `BTreeMap` (whose nodes hold 11
+/// keys); profiled on 4 KiB random writes, where every write adds an extent to maps of up to
+/// 2^18 extents.
 const LEAF_MAX: usize = 64;
 
 /// Non-overlapping extents `(start, end, version)` in sector order; absent sectors are version
@@ -66,11 +66,8 @@ impl ExtentMap {
     /// between its first start and the next leaf's: random writes make them nearly so. `None`
     /// for the last leaf, whose end is not known without touching it.
     fn guess(&self, l: usize, x: u64) -> Option<usize> {
-        let lo = self.firsts[l];
         let hi = *self.firsts.get(l + 1)?;
-        let len = self.leaf(l).len() as u128;
-        let off = x.saturating_sub(lo).min(hi - lo) as u128;
-        Some((off * len / u128::from((hi - lo).max(1))) as usize)
+        Some(spread(x, self.firsts[l], hi, self.leaf(l).len()))
     }
 
     /// The first extent whose end is `>= s` (`touch`) or `> s` (not `touch`).
@@ -83,9 +80,7 @@ impl ExtentMap {
         // that leaf's first start, so before `s`. Leaves are spread over the sectors written,
         // so the search starts where `s` falls between the first and last leaves' starts.
         let n = self.firsts.len();
-        let (lo, hi) = (self.firsts[0], self.firsts[n - 1]);
-        let g = (u128::from(s.clamp(lo, hi) - lo) * n as u128
-            / u128::from((hi - lo).saturating_add(1))) as usize;
+        let g = spread(s, self.firsts[0], self.firsts[n - 1], n);
         let l = partition_from(&self.firsts, g, |&f| f < s).saturating_sub(1);
         let leaf = self.leaf(l);
         let pred = |&(_, pe, _): &(u64, u64, u64)| if touch { pe < s } else { pe <= s };
@@ -320,6 +315,12 @@ impl ExtentMap {
         self.firsts.clear();
         self.len = 0;
     }
+}
+
+/// Where `x` falls among `n` entries spread evenly over `[lo, hi]`: the start of a search.
+fn spread(x: u64, lo: u64, hi: u64, n: usize) -> usize {
+    let off = u128::from(x.clamp(lo, hi) - lo);
+    (off * n as u128 / u128::from((hi - lo).max(1))) as usize
 }
 
 /// `slice.partition_point(pred)`, found by galloping out from `guess` instead of halving the

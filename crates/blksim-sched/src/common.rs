@@ -254,31 +254,7 @@ impl MergeHash {
     }
 }
 
-/// A growable side table indexed by RqId (RqIds are small recycled integers).
-#[derive(Default)]
-pub struct RqTable<T: Clone + Default> {
-    v: Vec<T>,
-}
-
-impl<T: Clone + Default> RqTable<T> {
-    pub fn with_capacity(n: usize) -> Self {
-        RqTable {
-            v: vec![T::default(); n],
-        }
-    }
-    #[inline]
-    pub fn get(&self, rq: RqId) -> T {
-        self.v.get(rq as usize).cloned().unwrap_or_default()
-    }
-    #[inline]
-    pub fn at(&mut self, rq: RqId) -> &mut T {
-        let i = rq as usize;
-        if self.v.len() <= i {
-            self.v.resize(i + 1, T::default());
-        }
-        &mut self.v[i]
-    }
-}
+pub use blksim_block::pdu::RqTable;
 
 /// Parse helpers for sysfs-like stores.
 pub fn parse_i64(name: &str, v: &str) -> Result<i64, String> {
