@@ -110,8 +110,16 @@ pub trait Driver {
     /// `tag_set.nr_hw_queues`.
     fn nr_hw_queues(&self) -> u16;
 
-    /// `tag_set.queue_depth`: driver tags per hardware queue.
+    /// `tag_set.queue_depth`: driver tags per hardware queue, or over all of them with
+    /// [`Self::shared_tags`].
     fn queue_depth(&self) -> u32;
+
+    /// `BLK_MQ_F_TAG_HCTX_SHARED` (a SCSI host's `host_tagset`): one tag space of
+    /// `queue_depth` shared by all hardware queues, and one of `nr_requests` scheduler tags
+    /// (`blk_mq_init_sched`: `q->sched_shared_tags`).
+    fn shared_tags(&self) -> bool {
+        false
+    }
 
     /// `BLK_MQ_F_BLOCKING`: `queue_rq` may sleep, so dispatch never runs inline from IRQ.
     fn blocking(&self) -> bool {

@@ -195,6 +195,9 @@ struct Hctx {
     next_cpu_batch: u32,
     /// `hctx->fq`: the flush machinery's state (`blk-flush.c`).
     fq: FlushQueue,
+    /// `hctx->dispatch_wait` is on the shared driver tags' wait queue
+    /// (`blk_mq_mark_tag_wait`, shared tags only).
+    dispatch_wait: bool,
 }
 
 /// A submitter sleeping on a tag wait queue.
@@ -207,7 +210,17 @@ struct TagWaiter {
 #[derive(Debug, Default)]
 struct WaitQ {
     waiters: VecDeque<TagWaiter>,
+    /// Hardware queues whose `dispatch_wait` entry is queued here, in the order they were
+    /// added (shared tags only).
+    dispatch: Vec<u16>,
     wait_cnt: u32,
+}
+
+impl WaitQ {
+    /// `sbq->ws_active`: someone waits.
+    fn active(&self) -> bool {
+        !self.waiters.is_empty() || !self.dispatch.is_empty()
+    }
 }
 
 /// A dispatch run blocked inside a BLOCKING driver's `queue_rq`.
@@ -231,9 +244,11 @@ pub struct RequestQueue {
     elevator: Option<Box<dyn Elevator>>,
     hctxs: Vec<Hctx>,
     nr_cpus: usize,
-    /// Scheduler tags per hctx (elevator only).
+    /// Scheduler tags per hctx (elevator only), and driver tags per hctx; with
+    /// `shared_tags` one of each, for all hctxs ([`Self::tags_of`]).
     sched_tags: Vec<Sbitmap>,
     driver_tags: Vec<Sbitmap>,
+    shared_tags: bool,
     sched_waitq: Vec<WaitQ>,
     driver_waitq: Vec<WaitQ>,
     wake_batch_sched: u32,
@@ -287,8 +302,32 @@ impl RequestQueue {
         nr_cpus: usize,
         tag_rng: &mut Rng,
     ) -> Self {
+        Self::with_tag_set(
+            lim,
+            elevator,
+            nr_hw_queues,
+            queue_depth,
+            false,
+            nr_cpus,
+            tag_rng,
+        )
+    }
+
+    /// [`Self::new`], with `shared_tags` (`BLK_MQ_F_TAG_HCTX_SHARED`): the hardware queues
+    /// share one sbitmap of `queue_depth` driver tags and one of `nr_requests` scheduler
+    /// tags, each with one wait queue.
+    pub fn with_tag_set(
+        lim: QueueLimits,
+        elevator: Option<Box<dyn Elevator>>,
+        nr_hw_queues: u16,
+        queue_depth: u32,
+        shared_tags: bool,
+        nr_cpus: usize,
+        tag_rng: &mut Rng,
+    ) -> Self {
         let nr_hw = nr_hw_queues.max(1) as usize;
         let nr_cpus = nr_cpus.max(1);
+        let nr_sets = if shared_tags { 1 } else { nr_hw };
         let hctxs = (0..nr_hw)
             .map(|_| Hctx {
                 dispatch: VecDeque::new(),
@@ -302,13 +341,14 @@ impl RequestQueue {
                 next_cpu: 0,
                 next_cpu_batch: 1,
                 fq: FlushQueue::default(),
+                dispatch_wait: false,
             })
             .collect();
-        let driver_tags: Vec<Sbitmap> = (0..nr_hw)
+        let driver_tags: Vec<Sbitmap> = (0..nr_sets)
             .map(|_| Sbitmap::new(queue_depth, nr_cpus, tag_rng))
             .collect();
         let sched_tags: Vec<Sbitmap> = if elevator.is_some() {
-            (0..nr_hw)
+            (0..nr_sets)
                 .map(|_| Sbitmap::new(lim.nr_requests.max(1), nr_cpus, tag_rng))
                 .collect()
         } else {
@@ -325,8 +365,9 @@ impl RequestQueue {
             nr_cpus,
             sched_tags,
             driver_tags,
-            sched_waitq: (0..nr_hw).map(|_| WaitQ::default()).collect(),
-            driver_waitq: (0..nr_hw).map(|_| WaitQ::default()).collect(),
+            shared_tags,
+            sched_waitq: (0..nr_sets).map(|_| WaitQ::default()).collect(),
+            driver_waitq: (0..nr_sets).map(|_| WaitQ::default()).collect(),
             sw_queues: (0..nr_cpus).map(|_| VecDeque::new()).collect(),
             plugs: Vec::new(),
             blocked: Vec::new(),
@@ -373,6 +414,16 @@ impl RequestQueue {
 
     pub fn nr_hw_queues(&self) -> u16 {
         self.hctxs.len() as u16
+    }
+
+    /// Which tag sbitmap (and wait queue) hctx `h` allocates from.
+    #[inline]
+    fn tags_of(&self, h: usize) -> usize {
+        if self.shared_tags {
+            0
+        } else {
+            h
+        }
     }
 
     /// `blk_mq_map_queues`: CPU → hardware queue.
@@ -469,6 +520,8 @@ struct ListGroup {
     /// Out of driver tags or resources: its remaining requests are leftovers.
     stopped: bool,
     needs_resource: bool,
+    /// Stopped for want of a shared driver tag (`no_tag` in `blk_mq_dispatch_rq_list`).
+    no_tag: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -42,6 +42,7 @@ pub const NULL_BLK_PARAMS: &[ParamDef] = &[
     ParamDef::new("mbps", "MiB/s", "0", 0, 40960, "bandwidth cap, 0 = off", "null_blk/main.c mbps, null_handle_throttled"),
     ParamDef::choice("memory_backed", "bool", "false", "store data (forces blocking); no timing effect modelled", "null_blk/main.c memory_backed"),
     ParamDef::choice("blocking", "bool", "false", "BLK_MQ_F_BLOCKING", "null_blk/main.c blocking"),
+    ParamDef::choice("shared_tag_bitmap", "bool", "false", "BLK_MQ_F_TAG_HCTX_SHARED: one tag space of hw_queue_depth for all submit_queues", "null_blk/main.c shared_tag_bitmap"),
     ParamDef::new("max_sectors", "sectors", "0", 0, 1 << 22, "max request size, 0 = default limit (BLK_DEF_MAX_SECTORS 2560)", "null_blk/main.c max_sectors"),
     ParamDef::new("cache_size", "MiB", "0", 0, 1 << 20, "volatile write cache; with memory_backed=1 the device declares a write cache and flushes reach it (null_validate_conf clears it otherwise)", "null_blk/main.c cache_size, null_add_dev"),
     ParamDef::choice("fua", "bool", "true", "with a cache: the device honours FUA itself (BLK_FEAT_FUA); false makes the block layer follow FUA writes with a flush", "null_blk/main.c fua"),
@@ -73,6 +74,7 @@ pub struct NullBlkConfig {
     pub mbps: u64,
     pub memory_backed: bool,
     pub blocking: bool,
+    pub shared_tag_bitmap: bool,
     pub max_sectors: u32,
     pub softirq_nsec: Ns,
     /// `cache_size` in MiB (0 unless `memory_backed`, as `null_validate_conf` makes it).
@@ -92,6 +94,7 @@ impl Default for NullBlkConfig {
             mbps: 0,
             memory_backed: false,
             blocking: false,
+            shared_tag_bitmap: false,
             max_sectors: 0,
             softirq_nsec: 0,
             cache_size_mib: 0,
@@ -150,6 +153,9 @@ impl NullBlkConfig {
         }
         if let Some(b) = flag("blocking")? {
             c.blocking = b;
+        }
+        if let Some(b) = flag("shared_tag_bitmap")? {
+            c.shared_tag_bitmap = b;
         }
         if let Some(n) = num("max_sectors")? {
             c.max_sectors = n as u32;
@@ -223,6 +229,10 @@ impl Driver for NullBlk {
 
     fn queue_depth(&self) -> u32 {
         self.cfg.hw_queue_depth
+    }
+
+    fn shared_tags(&self) -> bool {
+        self.cfg.shared_tag_bitmap
     }
 
     fn blocking(&self) -> bool {

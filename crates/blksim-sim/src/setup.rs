@@ -407,11 +407,12 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         ));
     }
     let mut tag_rng = streams.stream("tags");
-    let mut queue = RequestQueue::new(
+    let mut queue = RequestQueue::with_tag_set(
         lim,
         elevator,
         driver.nr_hw_queues(),
         driver.queue_depth(),
+        driver.shared_tags(),
         platform.nr_cpus as usize,
         &mut tag_rng,
     );

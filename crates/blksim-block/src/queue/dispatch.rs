@@ -609,15 +609,13 @@ impl RequestQueue {
                 i += 1;
                 continue;
             }
-            if !self.get_driver_tag(rq, cpu) {
-                // `blk_mq_mark_tag_wait` for unshared tags: mark restart, retry once.
-                self.hctxs[rq_hctx as usize].sched_restart = true;
-                if !self.get_driver_tag(rq, cpu) {
-                    groups[g].stopped = true;
-                    left.push(rq);
-                    i += 1;
-                    continue;
-                }
+            if !self.get_driver_tag(rq, cpu) && !self.mark_tag_wait(rq, cpu) {
+                groups[g].stopped = true;
+                // For unshared tags the restart mark suffices.
+                groups[g].no_tag = self.shared_tags;
+                left.push(rq);
+                i += 1;
+                continue;
             }
             let id = self.new_run_id();
             let last = groups[g].last == i;
@@ -692,6 +690,7 @@ impl RequestQueue {
             last_status: BlkStatus::Ok,
             stopped: false,
             needs_resource: false,
+            no_tag: false,
         });
         groups.len() - 1
     }
@@ -741,7 +740,9 @@ impl RequestQueue {
                 }
             }
             let needs_restart = self.hctxs[h].sched_restart;
-            if !needs_restart {
+            // A shared-tag waiter already woken (its `dispatch_wait` left the wait queue
+            // before the leftovers were back on `hctx->dispatch`) must run again.
+            if !needs_restart || (g.no_tag && !self.hctxs[h].dispatch_wait) {
                 self.delay_run_hw_queue(hctx, 0, now, out);
             } else if g.needs_resource {
                 self.delay_run_hw_queue(hctx, BLK_MQ_RESOURCE_DELAY, now, out);

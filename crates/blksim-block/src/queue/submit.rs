@@ -91,7 +91,7 @@ impl RequestQueue {
             (b.cpu, b.task, b.op, b.flags)
         };
         let hctx = self.cpu_to_hctx(cpu);
-        let h = hctx as usize;
+        let h = self.tags_of(hctx as usize);
         // 3. Allocate a tag: scheduler tag with an elevator, driver tag without.
         let tag = if self.elevator.is_some() {
             let sync = op == Op::Read || flags & crate::request::flags::REQ_SYNC != 0;
@@ -113,7 +113,7 @@ impl RequestQueue {
             } else {
                 &mut self.driver_waitq[h]
             };
-            if wq.waiters.is_empty() {
+            if !wq.active() {
                 wq.wait_cnt = if self.elevator.is_some() {
                     self.wake_batch_sched
                 } else {

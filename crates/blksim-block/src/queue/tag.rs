@@ -10,7 +10,7 @@ impl RequestQueue {
         if self.pool.get(rq).tag >= 0 {
             return true;
         }
-        let h = self.pool.get(rq).hctx as usize;
+        let h = self.tags_of(self.pool.get(rq).hctx as usize);
         match self.driver_tags[h].get(cpu as usize) {
             Some(t) => {
                 self.pool.get_mut(rq).tag = t as i32;
@@ -27,10 +27,40 @@ impl RequestQueue {
             r.tag = -1;
             (r.hctx as usize, t, r.cpu)
         };
+        let h = self.tags_of(h);
         if tag >= 0 {
             self.driver_tags[h].put(tag as u32, cpu as usize);
             self.wake_tag_waiters(h, false, now, out);
         }
+    }
+
+    /// `blk_mq_mark_tag_wait` after a failed driver tag allocation at dispatch. Unshared
+    /// tags: mark the hctx for a restart (a completion of its own frees a tag) and retry
+    /// once. Shared tags: a completion on another hctx may free the tag, so the hctx hooks
+    /// its `dispatch_wait` onto the tags' wait queue (woken by `blk_mq_dispatch_wake`) and
+    /// retries once; if it was already waiting, it does not retry.
+    pub(super) fn mark_tag_wait(&mut self, rq: RqId, cpu: u16) -> bool {
+        let h = self.pool.get(rq).hctx as usize;
+        if !self.shared_tags {
+            self.hctxs[h].sched_restart = true;
+            return self.get_driver_tag(rq, cpu);
+        }
+        if self.hctxs[h].dispatch_wait {
+            return false;
+        }
+        let wq = &mut self.driver_waitq[0];
+        if !wq.active() {
+            wq.wait_cnt = self.wake_batch_driver;
+        }
+        wq.dispatch.push(h as u16);
+        self.hctxs[h].dispatch_wait = true;
+        if !self.get_driver_tag(rq, cpu) {
+            return false;
+        }
+        // Got one: leave the wait queue so that someone else gets the wake-up.
+        self.driver_waitq[0].dispatch.retain(|&x| x as usize != h);
+        self.hctxs[h].dispatch_wait = false;
+        true
     }
 
     pub(super) fn release_tags(
@@ -39,10 +69,11 @@ impl RequestQueue {
         now: &mut Ns,
         out: &mut BlkOut,
     ) {
-        let h = freed.hctx as usize;
+        let h = self.tags_of(freed.hctx as usize);
         if freed.tag >= 0 {
             self.driver_tags[h].put(freed.tag as u32, freed.cpu as usize);
-            if self.elevator.is_none() {
+            // With an elevator no task sleeps on driver tags; hctxs may (shared tags).
+            if self.elevator.is_none() || self.shared_tags {
                 self.wake_tag_waiters(h, false, now, out);
             }
         }
@@ -54,12 +85,15 @@ impl RequestQueue {
 
     /// `sbitmap_queue_wake_up`: every `wake_batch` frees wake up to `wake_batch` sleepers;
     /// they allocate right away (their request is then plugged/inserted/issued, which is what
-    /// the woken task would do next).
+    /// the woken task would do next). Hctxs waiting for a shared driver tag are
+    /// non-exclusive waiters: each wake-up wakes all of them (`blk_mq_dispatch_wake`: an
+    /// asynchronous queue run), most recently added first (`__add_wait_queue` adds at the
+    /// head). `h` is the tag set's index ([`Self::tags_of`]).
     pub(super) fn wake_tag_waiters(
         &mut self,
         h: usize,
         sched: bool,
-        _now: &mut Ns,
+        now: &mut Ns,
         out: &mut BlkOut,
     ) {
         let batch = if sched {
@@ -72,7 +106,7 @@ impl RequestQueue {
         } else {
             &mut self.driver_waitq[h]
         };
-        if wq.waiters.is_empty() {
+        if !wq.active() {
             return;
         }
         wq.wait_cnt = wq.wait_cnt.saturating_sub(1);
@@ -80,6 +114,11 @@ impl RequestQueue {
             return;
         }
         wq.wait_cnt = batch;
+        let woken = if sched {
+            Vec::new()
+        } else {
+            std::mem::take(&mut wq.dispatch)
+        };
         let n = batch.min(wq.waiters.len() as u32);
         // The wake-up makes them runnable; the event loop resumes them (possibly after a
         // wake-up latency) through `resume_tag_waiter`.
@@ -88,6 +127,10 @@ impl RequestQueue {
                 break;
             };
             out.task_unblocked.push(w.task);
+        }
+        for &hctx in woken.iter().rev() {
+            self.hctxs[hctx as usize].dispatch_wait = false;
+            self.delay_run_hw_queue(hctx, 0, now, out);
         }
     }
 
