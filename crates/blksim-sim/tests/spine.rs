@@ -87,6 +87,86 @@ fn libaio_follows_littles_law_until_hw_queue_depth() {
     }
 }
 
+/// Four jobs on four CPUs, each on its own hardware queue of `hw_queue_depth` 16 tags: 64 in
+/// flight, IOPS = 64 / 100 us. With `shared_tag_bitmap` (`BLK_MQ_F_TAG_HCTX_SHARED`) the
+/// four queues share the 16 tags: IOPS = 16 / 100 us, under `none` (submitters sleep on the
+/// shared tags) and under mq-deadline (dispatch waits for a driver tag on the shared wait
+/// queue).
+#[test]
+fn shared_tag_bitmap_caps_all_hardware_queues_at_one_depth() {
+    let lat_ns = 100_000.0;
+    for sched in ["none", "mq-deadline"] {
+        for (shared, tags) in [("0", 64u32), ("1", 16)] {
+            let sq = format!("queue.scheduler={sched}");
+            let sh = format!("shared_tag_bitmap={shared}");
+            let out = run(
+                &[
+                    "--name=t",
+                    "--rw=randread",
+                    "--bs=4k",
+                    "--ioengine=libaio",
+                    "--direct=1",
+                    "--iodepth=32",
+                    "--numjobs=4",
+                    "--runtime=0.2",
+                    "--time_based",
+                ],
+                &[
+                    "irqmode=2",
+                    "completion_nsec=100000",
+                    "submit_queues=4",
+                    "hw_queue_depth=16",
+                    "platform.nr_cpus=4",
+                    &sq,
+                    &sh,
+                ],
+            );
+            let ios: u64 = out.tasks.iter().map(|t| t.stats.dir[0].total_ios).sum();
+            let secs = out
+                .tasks
+                .iter()
+                .map(|t| t.end_ns - t.start_ns)
+                .max()
+                .unwrap() as f64
+                / 1e9;
+            let expect = tags as f64 / (lat_ns / 1e9);
+            let got = ios as f64 / secs;
+            assert!(
+                (got - expect).abs() / expect < 0.01,
+                "{sched} shared_tag_bitmap={shared}: {got} vs {expect}"
+            );
+            assert_eq!(out.blk.max_in_flight, tags, "{sched} shared={shared}");
+        }
+    }
+}
+
+/// UFS MCQ: one queue per CPU, but `host_tagset` shares `mcq_depth - 1` tags over them, so
+/// eight jobs of iodepth 32 on eight CPUs have at most 63 commands at the device; in SDB mode
+/// the one queue has 31.
+#[test]
+fn ufs_queues_share_one_tag_space() {
+    for (mode, tags) in [("mcq", 63u32), ("sdb", 31)] {
+        let m = format!("ufs.mode={mode}");
+        let out = run_on(
+            "ufs40-samsung-512g",
+            &[
+                "--name=t",
+                "--rw=randread",
+                "--bs=4k",
+                "--ioengine=libaio",
+                "--direct=1",
+                "--iodepth=32",
+                "--numjobs=8",
+                "--runtime=0.05",
+                "--time_based",
+            ],
+            &[&m],
+            &RunOptions::default(),
+        );
+        assert_eq!(out.blk.max_in_flight, tags, "{mode}");
+    }
+}
+
 /// Sequential 4 KiB writes submitted 32 at a time under a plug merge into one request per
 /// batch: requests = I/Os / 32, each 128 KiB.
 #[test]

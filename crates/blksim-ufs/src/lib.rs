@@ -5,8 +5,9 @@
 //! * **Queues.** Legacy single doorbell (`ufs.mode=sdb`): one hardware queue of `ufs.nutrs`
 //!   transfer request slots (UTRDs), one of which ufshcd keeps for device management
 //!   commands, so `nutrs - 1` tags. Multi-circular queues (`ufs.mode=mcq`, UFSHCI 4.0): one
-//!   hardware queue per CPU (or `ufs.mcq_queues`) of `ufs.mcq_depth`, one kept for device
-//!   management as in SDB mode.
+//!   hardware queue per CPU (or `ufs.mcq_queues`), which share one tag space of
+//!   `ufs.mcq_depth - 1` tags (`ufshcd_mcq_init` sets `host_tagset`, so
+//!   `BLK_MQ_F_TAG_HCTX_SHARED`), one kept for device management as in SDB mode.
 //! * **Link.** The M-PHY gear and lanes are the SSD model's link rate (`ssd.link_mbps`).
 //! * **WriteBooster** is the SSD model's SLC cache: `ufs.wb_buffer_gib` of writes at the SLC
 //!   rate, then the native TLC rate, folded back into TLC while the device is idle.
@@ -14,15 +15,12 @@
 //!   idle; the next command then pays the exit (`ufs.h8_exit_ns`) before the device sees it.
 //! * `ufs.state` is the device's starting state (the SSD model's fresh, used or steady).
 //!
-//! Completions come by interrupt on the submitting CPU (MCQ's per-queue vectors),
-//! `ufs.irq_ns` after the device.
+//! Completions come by interrupt `ufs.irq_ns` after the device: in SDB mode the one
+//! interrupt line is taken on the platform's IRQ CPU (`ufshcd_intr`), and
+//! `blk_mq_complete_need_ipi` sends the completion on only to a submitting CPU that does not
+//! share its cache; in MCQ mode each queue's vector runs on the submitting CPU.
 //!
 //! Departures from the kernel:
-//! * In SDB mode the one interrupt line is taken on one CPU (`ufshcd_intr`), and
-//!   `blk_mq_complete_need_ipi` sends the completion back only to a CPU that does not share
-//!   its cache; here it runs on the submitting CPU (no `Driver::hw_irq`).
-//! * In MCQ mode the kernel shares one tag space of `nutrs - 1` over all hardware queues
-//!   (`ufshcd_mcq_init`: `host_tagset`); here each queue has its own `ufs.mcq_depth - 1`.
 //! * There is no SCSI layer: no `scsi_queue_rq` or device queue-depth budget
 //!   (`scsi_mq_get_budget`) between blk-mq and the host.
 
@@ -37,7 +35,7 @@ pub static UFS_PARAMS: &[ParamDef] = &[
     ParamDef::choice("ufs.mode", "enum:sdb|mcq", "sdb", "Host queueing: legacy single doorbell (one queue of UTRD slots) or multi-circular queues (UFSHCI 4.0).", "drivers/ufs/core/ufshcd.c, ufs-mcq.c"),
     ParamDef::new("ufs.nutrs", "slots", "32", 2, 32, "sdb: transfer request slots (UTRDs); one is kept for device management, so nutrs - 1 tags.", "UFSHCI 3.x: at most 32 slots; ufshcd.c can_queue = nutrs - UFSHCD_NUM_RESERVED"),
     ParamDef::new("ufs.mcq_queues", "count", "0", 0, 256, "mcq: I/O queues; 0 = one per CPU.", "ufs-mcq.c ufshcd_mcq_config_nr_queues (one per possible CPU, by default)"),
-    ParamDef::new("ufs.mcq_depth", "entries", "64", 2, 256, "mcq: queue depth (the smaller of the host's MAC and the device's bQueueDepth); one tag is kept for device management, so depth - 1 tags.", "ufs-mcq.c ufshcd_mcq_decide_queue_depth (bQueueDepth at most 256; Qualcomm hosts: 64); ufshcd.c UFSHCD_NUM_RESERVED"),
+    ParamDef::new("ufs.mcq_depth", "entries", "64", 2, 256, "mcq: queue depth (the smaller of the host's MAC and the device's bQueueDepth); one tag is kept for device management, so depth - 1 tags, shared by all queues (host_tagset).", "ufs-mcq.c ufshcd_mcq_decide_queue_depth (bQueueDepth at most 256; Qualcomm hosts: 64); ufshcd.c UFSHCD_NUM_RESERVED"),
     ParamDef::choice("ufs.state", "enum:fresh|used|steady", "used", "The device's starting state (the SSD model's ssd.state: fresh, used, steady).", "as ssd.state"),
     ParamDef::new("ufs.wb_buffer_gib", "GiB", "0", 0, 1 << 12, "WriteBooster buffer (SLC): writes at the SLC rate until it is full, folded back at idle.", "JEDEC UFS 3.1 WriteBooster; size from the part's datasheet"),
     ParamDef::new("ufs.ahit_ns", "ns", "150000000", 0, MAX_STEP_NS, "Auto-hibern8 idle timer: the link enters hibern8 after this long idle; 0 = off.", "ufshcd.c: \"default auto-hibernate idle timer value to 150 ms\" (phone kernels use 1-10 ms)"),
@@ -153,6 +151,21 @@ impl Driver for Ufs {
         self.cfg.tags
     }
 
+    /// SDB: the host's one interrupt line (`ufshcd_intr`) is taken on the platform's IRQ
+    /// CPU, and `blk_mq_complete_request` completes there or sends the completion to the
+    /// submitting CPU (`blk_mq_complete_need_ipi`). MCQ: each queue's completion queue has
+    /// its own vector (ESI), affine to the queue's CPUs, so completions run where they were
+    /// submitted.
+    fn hw_irq(&self) -> bool {
+        !self.cfg.mcq
+    }
+
+    /// MCQ: `ufshcd_mcq_init` sets the SCSI host's `host_tagset`, so the queues share
+    /// `nutrs - 1` tags (`can_queue`).
+    fn shared_tags(&self) -> bool {
+        self.cfg.mcq
+    }
+
     fn capacity_sectors(&self) -> u64 {
         self.ssd.capacity_bytes() / 512
     }
@@ -243,6 +256,22 @@ mod tests {
         assert!(UfsConfig::from_lookup(&lookup(&[("ufs.nutrs", "64")]), 8)
             .unwrap_err()
             .starts_with("ufs.nutrs:"));
+    }
+
+    /// SDB: one interrupt line on the IRQ CPU, a tag space of its own. MCQ: per-queue
+    /// vectors on the submitting CPU, and one tag space shared by the queues (`host_tagset`).
+    #[test]
+    fn interrupt_and_tag_sharing_follow_the_mode() {
+        for (mode, hw_irq, shared) in [("sdb", true, false), ("mcq", false, true)] {
+            let get = lookup(&[("ufs.mode", mode)]);
+            let cfg = UfsConfig::from_lookup(&get, 8).unwrap();
+            let ufs = Ufs::new(cfg, UfsConfig::device(&get).unwrap()).unwrap();
+            assert_eq!(
+                (ufs.hw_irq(), ufs.shared_tags()),
+                (hw_irq, shared),
+                "{mode}"
+            );
+        }
     }
 
     /// The two UFS keys the SSD model reads under its own names keep the UFS table's bounds,
