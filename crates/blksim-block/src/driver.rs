@@ -69,14 +69,75 @@ pub struct DriverOut {
 }
 
 /// The driver's part of a request's path (`blksim run --explain`): when it was queued to the
-/// host (an MMC host software queue slot or CQE task), its command went on the bus, and the
-/// device finished the transfer and busy.
+/// host (an MMC host software queue slot or CQE task), its command reached the device (the
+/// MMC bus, an NVMe or UFS device), and the device finished it (transfer and busy).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DriverTrail {
-    /// 0: the path has no such queue (legacy MMC).
+    /// 0: the path has no such queue (legacy MMC, NVMe, UFS).
     pub queued: Ns,
     pub on_bus: Ns,
     pub device_done: Ns,
+}
+
+/// How `blksim run --explain` names the steps of a [`DriverTrail`] ([`Driver::trail_labels`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrailLabels {
+    pub queued: &'static str,
+    pub on_bus: &'static str,
+    pub device_done: &'static str,
+}
+
+impl TrailLabels {
+    /// A device that takes commands from the driver's queue (NVMe, UFS).
+    pub const DEVICE: TrailLabels = TrailLabels {
+        queued: "queued to the host",
+        on_bus: "command at the device",
+        device_done: "done in the device",
+    };
+}
+
+impl Default for TrailLabels {
+    fn default() -> Self {
+        Self::DEVICE
+    }
+}
+
+/// The device part of each request's path, for drivers whose device takes a command at one
+/// time and finishes it at a known later one (NVMe, UFS): recorded at `queue_rq` only when
+/// asked (stage spans for the HTML report, trails for `--explain`), told when the request
+/// ends. The wait from `queue_rq` to the device (UFS: the link's hibern8 exit) is the host
+/// queue stage.
+#[derive(Debug, Default)]
+pub struct DeviceTrails {
+    /// Per request: `queue_rq`, command at the device, device done.
+    open: crate::pdu::RqMap<(Ns, Ns, Ns)>,
+}
+
+impl DeviceTrails {
+    pub fn issued(&mut self, rq: RqId, queued: Ns, at: Ns, done: Ns, out: &DriverOut) {
+        if out.spans.on || out.explain {
+            self.open.insert(rq, (queued, at, done));
+        }
+    }
+
+    /// `rq` ends now: its spans and trail.
+    pub fn ended(&mut self, rq: RqId, out: &mut DriverOut) {
+        let Some((queued, at, done)) = self.open.remove(&rq) else {
+            return;
+        };
+        out.spans.push(crate::stage::Stage::HostQueue, queued, at);
+        out.spans.push(crate::stage::Stage::Device, at, done);
+        if out.explain {
+            out.trails.push((
+                rq,
+                DriverTrail {
+                    queued: 0,
+                    on_bus: at,
+                    device_done: done,
+                },
+            ));
+        }
+    }
 }
 
 /// Sector ranges a power cut changed: `[start, end)` and the version each holds now.
@@ -211,6 +272,11 @@ pub trait Driver {
     /// device's interrupt; `None` (the default): from the interrupt, on `platform.irq_cpu`.
     fn completing_cpu(&self) -> Option<u16> {
         None
+    }
+
+    /// How `--explain` names this driver's steps.
+    fn trail_labels(&self) -> TrailLabels {
+        TrailLabels::DEVICE
     }
 
     /// Facts for the JSON `blksim` key (per-layer time, slot waits...).

@@ -855,6 +855,14 @@ impl Driver for MmcDriver {
         true
     }
 
+    fn trail_labels(&self) -> blksim_block::driver::TrailLabels {
+        blksim_block::driver::TrailLabels {
+            queued: "queued to the host (hsq slot or CQE task)",
+            on_bus: "command on the bus",
+            device_done: "transfer and busy done in the card",
+        }
+    }
+
     fn nr_hw_queues(&self) -> u16 {
         1
     }

@@ -10,7 +10,7 @@
 //! `blk_mq_complete_request`). The CPU work of these steps is the platform's (`platform.*`
 //! costs), as for every driver.
 
-use blksim_block::driver::{CallCtx, DriverStats};
+use blksim_block::driver::{CallCtx, DeviceTrails, DriverStats};
 use blksim_block::{BlkStatus, Driver, DriverOut, RqId, RqPool};
 use blksim_core::param::{lookup_u64, MAX_STEP_NS};
 use blksim_core::{Ns, ParamDef};
@@ -58,6 +58,8 @@ const EV_COMPLETE: u64 = 1;
 pub struct Nvme {
     cfg: NvmeConfig,
     ssd: Ssd,
+    /// The device part of each request's path (stage spans, `--explain`).
+    trails: DeviceTrails,
     in_flight: u32,
     completed: u64,
 }
@@ -67,6 +69,7 @@ impl Nvme {
         Ok(Nvme {
             cfg,
             ssd: Ssd::new(ssd)?,
+            trails: DeviceTrails::default(),
             in_flight: 0,
             completed: 0,
         })
@@ -133,6 +136,7 @@ impl Driver for Nvme {
             self.cfg.irq
         };
         self.in_flight += 1;
+        self.trails.issued(rq, now, now, done, out);
         out.events
             .push((done + irq, (EV_COMPLETE << 32) | rq as u64));
         BlkStatus::Ok
@@ -143,6 +147,7 @@ impl Driver for Nvme {
             EV_COMPLETE => {
                 self.in_flight -= 1;
                 self.completed += 1;
+                self.trails.ended((payload & 0xffff_ffff) as RqId, out);
                 out.completions
                     .push(((payload & 0xffff_ffff) as RqId, BlkStatus::Ok));
             }

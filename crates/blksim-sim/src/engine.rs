@@ -173,6 +173,8 @@ pub struct SimOutput {
     pub blk: BlkStats,
     pub elevator: String,
     pub driver: String,
+    /// How `--explain` names the driver's steps.
+    pub trail_labels: blksim_block::driver::TrailLabels,
     pub driver_stats: Vec<(String, u64)>,
     /// The driver's fault counters (`blksim.faults`), if it models faults.
     pub fault_stats: Vec<(&'static str, u64)>,
@@ -718,6 +720,7 @@ impl Sim {
             blk: self.queue.stats.clone(),
             elevator,
             driver: self.driver.name().to_string(),
+            trail_labels: self.driver.trail_labels(),
             driver_stats: self.driver.stats().entries,
             fault_stats: self.driver.stats().faults,
             elevator_stats,

@@ -96,7 +96,7 @@ impl Default for RunOptions {
 /// limits (`Driver::apply_limits`).
 pub const QUEUE_PARAMS: &[ParamDef] = &[
     ParamDef::choice("scheduler", "enum:none|mq-deadline|deadline|kyber|bfq|eraseblock", "none", "the elevator (fio's ioscheduler= wins; deadline is the kernel's alias of mq-deadline)", "block/elevator.c elv_iosched_store"),
-    ParamDef::new("nr_requests", "requests", "auto", 4, 2048, "scheduler tags per hardware queue; auto = 2 x min(queue_depth, 128)", "block/blk-mq-sched.c blk_mq_init_sched; bounds: blk-sysfs.c queue_requests_store (BLKDEV_MIN_RQ 4; with an elevator at most MAX_SCHED_RQ = 16 x BLKDEV_DEFAULT_RQ = 2048, else EINVAL)"),
+    ParamDef::new("nr_requests", "requests", "auto", 4, 2048, "scheduler tags per hardware queue (for all of them when the driver shares its tags); auto = 2 x min(queue_depth, 128)", "block/blk-mq-sched.c blk_mq_init_sched; bounds: blk-sysfs.c queue_requests_store (BLKDEV_MIN_RQ 4; with an elevator at most MAX_SCHED_RQ = 16 x BLKDEV_DEFAULT_RQ = 2048, else EINVAL)"),
     ParamDef::new("max_sectors_kb", "KiB", "1280", 1, 1 << 22, "largest request (capped by max_hw_sectors_kb)", "BLK_DEF_MAX_SECTORS (2560 sectors); blk-sysfs.c queue_max_sectors_store"),
     ParamDef::new("max_segments", "count", "128", 1, 65535, "segments per request", "BLK_MAX_SEGMENTS; drivers override (mmc_setup_queue)"),
     ParamDef::choice("nomerges", "enum:0|1|2", "0", "0 all merges, 1 one-hit cache only, 2 none", "block/blk-sysfs.c queue_nomerges_store"),

@@ -24,7 +24,7 @@
 //! * There is no SCSI layer: no `scsi_queue_rq` or device queue-depth budget
 //!   (`scsi_mq_get_budget`) between blk-mq and the host.
 
-use blksim_block::driver::{CallCtx, DriverStats};
+use blksim_block::driver::{CallCtx, DeviceTrails, DriverStats};
 use blksim_block::{BlkStatus, Driver, DriverOut, RqId, RqPool};
 use blksim_core::param::{lookup_enum, lookup_u64, MAX_STEP_NS};
 use blksim_core::{Ns, ParamDef};
@@ -99,6 +99,8 @@ const EV_COMPLETE: u64 = 1;
 pub struct Ufs {
     cfg: UfsConfig,
     ssd: Ssd,
+    /// The device part of each request's path (stage spans, `--explain`).
+    trails: DeviceTrails,
     in_flight: u32,
     /// When the link last had nothing to do (the last completion with none in flight).
     idle_since: Ns,
@@ -114,6 +116,7 @@ impl Ufs {
         Ok(Ufs {
             cfg,
             ssd: Ssd::new(dev)?,
+            trails: DeviceTrails::default(),
             in_flight: 0,
             idle_since: 0,
             link_up: 0,
@@ -195,6 +198,7 @@ impl Driver for Ufs {
             .ssd
             .command(at, r.op, r.sector * 512, r.nr_sectors as u64 * 512);
         self.in_flight += 1;
+        self.trails.issued(rq, now, at, done, out);
         out.events
             .push((done + self.cfg.irq, (EV_COMPLETE << 32) | rq as u64));
         BlkStatus::Ok
@@ -205,6 +209,7 @@ impl Driver for Ufs {
             EV_COMPLETE => {
                 self.in_flight -= 1;
                 self.completed += 1;
+                self.trails.ended((payload & 0xffff_ffff) as RqId, out);
                 if self.in_flight == 0 {
                     self.idle_since = now;
                 }
@@ -228,7 +233,8 @@ impl Driver for Ufs {
     }
 
     fn check_invariants(&self) {
-        assert!(self.in_flight <= self.cfg.tags * self.cfg.nr_queues as u32);
+        // SDB has one queue and MCQ's queues share their tags: at most `tags` in flight.
+        assert!(self.in_flight <= self.cfg.tags);
     }
 }
 

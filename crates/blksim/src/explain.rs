@@ -13,7 +13,8 @@ fn ms(ns: u64) -> String {
 
 /// The steps of an I/O's path: (what happened, when). Without a trail (no request: a
 /// null engine), only fio's own.
-fn steps(r: &ExplainRec) -> Vec<(&'static str, u64)> {
+fn steps(out: &SimOutput, r: &ExplainRec) -> Vec<(&'static str, u64)> {
+    let labels = out.trail_labels;
     let mut s = vec![("prepared by fio", r.start), ("issued by fio", r.issue)];
     if let Some(t) = r.trail {
         // A bio merged into an older request: that request was made before this I/O.
@@ -28,10 +29,10 @@ fn steps(r: &ExplainRec) -> Vec<(&'static str, u64)> {
         }
         if let Some(d) = t.drv.filter(|d| d.on_bus >= r.issue) {
             if d.queued >= t.issue && d.queued > 0 {
-                s.push(("queued to the host (hsq slot or CQE task)", d.queued));
+                s.push((labels.queued, d.queued));
             }
-            s.push(("command on the bus", d.on_bus));
-            s.push(("transfer and busy done in the card", d.device_done));
+            s.push((labels.on_bus, d.on_bus));
+            s.push((labels.device_done, d.device_done));
         }
         s.push(("ended by the driver (blk_mq_end_request)", t.complete));
     }
@@ -105,7 +106,7 @@ pub fn text(out: &SimOutput) -> String {
     let _ = writeln!(o, "slowest I/Os ({}):", out.explain.len());
     for (k, r) in out.explain.iter().enumerate() {
         let _ = writeln!(o, "#{} {}", k + 1, headline(out, r));
-        let st = steps(r);
+        let st = steps(out, r);
         let longest = longest(&st);
         for (i, (what, at)) in st.iter().enumerate() {
             let delta = if i == 0 {
@@ -133,7 +134,7 @@ pub fn html(out: &SimOutput) -> Vec<blksim_report::html::HtmlIo> {
     out.explain
         .iter()
         .map(|r| {
-            let st = steps(r);
+            let st = steps(out, r);
             blksim_report::html::HtmlIo {
                 title: headline(out, r),
                 longest: longest(&st),
@@ -156,7 +157,7 @@ pub fn json(out: &SimOutput) -> JsonValue {
             .push("len", JsonValue::UInt(r.len))
             .push("lat_ns", JsonValue::UInt(r.latency()));
         let mut steps_json = Vec::new();
-        for (what, at) in steps(r) {
+        for (what, at) in steps(out, r) {
             let mut s = JsonValue::object();
             s.push("step", JsonValue::Str(what.into()))
                 .push("t_ns", JsonValue::UInt(at));

@@ -132,3 +132,42 @@ fn the_starved_read_and_the_tags_served_ahead_of_it() {
     // The same run explains the same way.
     assert_eq!(explain("scan").1, text);
 }
+
+/// On a device without a host queue (UFS), the driver's part of the path is the device's:
+/// after a link asleep in hibern8, the command reaches the device only after the exit
+/// (`ufs.h8_exit_ns`), then the device's own time; the steps keep their order.
+#[test]
+fn ufs_steps_name_the_device_and_the_hibern8_exit() {
+    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .env("BLKSIM_FAKE_TIME", "1795310737")
+        .args([
+            "run",
+            "--device=ufs40-samsung-512g",
+            "--name=t",
+            "--rw=randread",
+            "--ioengine=psync",
+            "--thinktime=10ms",
+            "--number_ios=4",
+            "--explain=1",
+            "--output-format=json",
+        ])
+        .output()
+        .expect("run blksim");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let steps = doc["blksim"]["explain"][0]["steps"].as_array().unwrap();
+    let at = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name}: {steps:?}"))["t_ns"]
+            .as_u64()
+            .unwrap()
+    };
+    let issued = at("issued to the driver (queue_rq)");
+    let on_device = at("command at the device");
+    let done = at("done in the device");
+    let ended = at("ended by the driver (blk_mq_end_request)");
+    assert_eq!(on_device - issued, 300_000, "the hibern8 exit");
+    assert!(done > on_device && ended >= done, "{steps:?}");
+}
