@@ -176,6 +176,16 @@ impl ParamDef {
     }
 }
 
+/// A lookup over fixed `key = value` pairs, in the shape the config builders take
+/// (`from_lookup`): what a test or a caller holding values in a list hands them.
+pub fn lookup_pairs(kv: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let m: std::collections::BTreeMap<String, String> = kv
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| m.get(k).cloned()
+}
+
 /// The value of `key` (a key of `table`) from `get`, or the table's default, parsed and
 /// checked against its bounds; errors start with the key (as the parsers write them).
 pub fn lookup_u64(

@@ -396,11 +396,8 @@ mod tests {
     use super::*;
 
     fn ssd(kv: &[(&str, &str)]) -> Ssd {
-        let m: std::collections::BTreeMap<String, String> = kv
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Ssd::new(SsdConfig::from_lookup(&|k| m.get(k).cloned()).unwrap()).unwrap()
+        let get = blksim_core::param::lookup_pairs(kv);
+        Ssd::new(SsdConfig::from_lookup(&get).unwrap()).unwrap()
     }
 
     /// The page FTL's errors name the SSD's keys, not the eMMC card's.

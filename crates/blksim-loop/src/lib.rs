@@ -281,11 +281,7 @@ mod tests {
     use super::*;
 
     fn cfg(kv: &[(&str, &str)]) -> Result<LoopConfig, String> {
-        let m: std::collections::BTreeMap<String, String> = kv
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        LoopConfig::from_lookup(&|k| m.get(k).cloned())
+        LoopConfig::from_lookup(&blksim_core::param::lookup_pairs(kv))
     }
 
     #[test]

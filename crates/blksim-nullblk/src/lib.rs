@@ -345,7 +345,12 @@ impl Driver for NullBlk {
     }
 
     fn check_invariants(&self) {
-        assert!(self.in_flight <= self.cfg.hw_queue_depth * self.cfg.submit_queues as u32);
+        let queues = if self.cfg.shared_tag_bitmap {
+            1
+        } else {
+            self.cfg.submit_queues as u32
+        };
+        assert!(self.in_flight <= self.cfg.hw_queue_depth * queues);
     }
 }
 
@@ -354,11 +359,7 @@ mod tests {
     use super::*;
 
     fn cfg(kv: &[(&str, &str)]) -> Result<NullBlkConfig, String> {
-        let m: std::collections::BTreeMap<String, String> = kv
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        NullBlkConfig::from_lookup(&|k| m.get(k).cloned())
+        NullBlkConfig::from_lookup(&blksim_core::param::lookup_pairs(kv))
     }
 
     #[test]

@@ -242,15 +242,7 @@ impl Driver for Ufs {
 mod tests {
     use super::*;
     use blksim_block::Op;
-    use std::collections::BTreeMap;
-
-    fn lookup(kv: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: BTreeMap<String, String> = kv
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| m.get(k).cloned()
-    }
+    use blksim_core::param::lookup_pairs as lookup;
 
     #[test]
     fn table_is_consistent_and_queues_follow_the_mode() {
