@@ -123,13 +123,17 @@ impl Ftl {
     /// NAND busy time to persist a write of `[sector, sector + nr)`.
     pub fn program(&mut self, nand: &Nand, sector: u64, nr: u32, amortized: bool) -> Ns {
         match self {
-            Ftl::Page(f) => f.write(nand, sector, nr, amortized),
+            Ftl::Page(f) => {
+                let (s, n) = f.folded(sector, nr as u64);
+                f.write(nand, s, n as u32, amortized)
+            }
             Ftl::Au(f) => f.write(nand, sector, nr, amortized),
         }
     }
     pub fn trim(&mut self, sector: u64, nr: u64) {
         if let Ftl::Page(f) = self {
-            f.trim(sector, nr)
+            let (s, n) = f.folded(sector, nr);
+            f.trim(s, n)
         }
     }
     pub fn stats(&self) -> &FtlStats {
@@ -194,6 +198,9 @@ pub struct PageFtl {
     logical_units: u64,
     prefill_units: u64,
     gc_low: usize,
+    /// The device's logical space is larger than the one modelled: sectors fold into the
+    /// first `fold_sectors` (sector mod size, cut at its end); 0 = no fold.
+    fold_sectors: u64,
     /// Forward map in chunks of `CHUNK` units under directory pages of `DIR` chunks, both
     /// made when a unit in them is first written (at most 1024 directory pages, as units
     /// are numbered in 32 bits).
@@ -275,6 +282,7 @@ impl PageFtl {
             logical_units,
             prefill_units,
             gc_low,
+            fold_sectors: 0,
             fwd: vec![None; (logical_units as usize).div_ceil(CHUNK).div_ceil(DIR)],
             fwd_chunks: 0,
             nblocks: nblocks as u32,
@@ -293,6 +301,29 @@ impl PageFtl {
             f.handle(pre_blocks - 1);
         }
         Ok(f)
+    }
+
+    /// The logical space the FTL keeps state for, in bytes.
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_units * self.unit_bytes
+    }
+
+    /// Model only this FTL's own logical space of a device with more (`capacity_bytes`
+    /// larger than it): requests fold into it (sector mod size), so that memory and the
+    /// steady state's setup follow the modelled space, not the capacity.
+    pub fn fold_larger_device(&mut self) {
+        self.fold_sectors = self.logical_units * self.unit_bytes / 512;
+    }
+
+    /// `[sector, sector + nr)` folded into the modelled space and cut at its end.
+    fn folded(&self, sector: u64, nr: u64) -> (u64, u64) {
+        match self.fold_sectors {
+            0 => (sector, nr),
+            f => {
+                let s = sector % f;
+                (s, nr.min(f - s))
+            }
+        }
     }
 
     pub fn free_blocks(&self) -> usize {
@@ -890,6 +921,42 @@ mod tests {
         // Trim frees mapped units and the counts still agree.
         f.trim(0, 8 * 1000);
         f.check();
+    }
+
+    /// A device larger than the modelled space folds into it: a unit and the same unit one
+    /// space further are one unit (the second write overwrites the first: the map stays the
+    /// size of the space), a write across the space's end is cut there, and trims fold too.
+    #[test]
+    fn page_ftl_folds_a_larger_device_into_its_space() {
+        let n = nand();
+        let space: u64 = 64 << 20;
+        let mut f = Ftl::Page(PageFtl::new(&n, space, 4096, 7, 4, 0).unwrap());
+        let Ftl::Page(p) = &mut f else { unreachable!() };
+        p.fold_larger_device();
+        let sectors = space / 512;
+        f.program(&n, 80, 8, false);
+        f.program(&n, 3 * sectors + 80, 8, false);
+        let Ftl::Page(p) = &f else { unreachable!() };
+        p.check();
+        assert_eq!(p.lookup(10).map(|_| ()), Some(()));
+        let mapped = (0..sectors / 8).filter(|&u| p.lookup(u).is_some()).count();
+        assert_eq!(
+            mapped, 1,
+            "one unit: the second write folded onto the first"
+        );
+        // 16 KiB from 8 KiB before the end of the second copy: two units, the last two.
+        f.program(&n, 2 * sectors - 16, 32, false);
+        let Ftl::Page(p) = &f else { unreachable!() };
+        let last = sectors / 8 - 1;
+        assert!(p.lookup(last).is_some() && p.lookup(last - 1).is_some());
+        assert_eq!(
+            (0..sectors / 8).filter(|&u| p.lookup(u).is_some()).count(),
+            3
+        );
+        f.trim(sectors + 80, 8);
+        let Ftl::Page(p) = &f else { unreachable!() };
+        assert!(p.lookup(10).is_none(), "the trim folded onto unit 10");
+        p.check();
     }
 
     /// Erase blocks of one 16 KiB page (`card.pages_per_block=1`): a 128 KiB write that is not

@@ -54,15 +54,20 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
                 CardState::Used => get_u64(p, "card.prefill_pct")?,
                 CardState::Fresh | CardState::Steady => 0,
             };
+            // The FTL keeps state for at most `card.ftl_model_gib`; a larger card folds into it.
+            let model = get_u64(p, "card.ftl_model_gib")? << 30;
             let mut f = PageFtl::new(
                 &nand,
-                capacity_bytes,
+                capacity_bytes.min(model),
                 get_u64(p, "card.map_unit_kib")? * 1024,
                 get_u64(p, "card.op_pct")?,
                 get_u32(p, "card.gc_low_blocks")?,
                 prefill,
             )
-            .map_err(|e| e.describe("card.map_unit_kib", "card.capacity_mib"))?;
+            .map_err(|e| e.describe("card.map_unit_kib", "card.ftl_model_gib"))?;
+            if capacity_bytes > model {
+                f.fold_larger_device();
+            }
             if state == CardState::Steady {
                 f.precondition_steady();
             }
@@ -144,6 +149,22 @@ mod tests {
             nr_sectors: n,
             reliable: false,
             tag: 0,
+        }
+    }
+
+    /// A 1 TiB card: its page FTL keeps state for `card.ftl_model_gib` (64 GiB, what a
+    /// steady state is built over at setup) and the card's writes fold into it
+    /// (`page_ftl_folds_a_larger_device_into_its_space`); a card within the bound is
+    /// modelled whole.
+    #[test]
+    fn a_card_larger_than_the_ftl_model_folds_into_it() {
+        for (mib, model_gib) in [("1048576", 64u64), ("32768", 32)] {
+            let p = ParamMap::new().with("card.capacity_mib", mib);
+            let c = build_card(&p).unwrap();
+            let Ftl::Page(f) = &c.ftl else {
+                panic!("page FTL")
+            };
+            assert_eq!(f.logical_bytes(), model_gib << 30, "{mib} MiB");
         }
     }
 
