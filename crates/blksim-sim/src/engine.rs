@@ -240,6 +240,13 @@ pub struct Sim {
     trace_error: Option<String>,
     capacity_bytes: u64,
     max_events: u64,
+    /// fio I/Os issued so far; the instant of the last event and the count when it began,
+    /// and how many may be issued at one instant ([`STILL_IOS`]).
+    ios_issued: u64,
+    still_at: Ns,
+    still_from: u64,
+    still_limit: u64,
+    still_error: Option<String>,
     progress: Option<crate::setup::ProgressHook>,
     /// `--explain=N`: the slowest I/Os' paths.
     explain: Option<explain::Explain>,
@@ -272,6 +279,13 @@ pub struct Sim {
 }
 
 const TOKEN_SHIFT: u32 = 32;
+
+/// fio I/Os issued at one instant, beyond the jobs' depths, after which a run with a
+/// time-based job still running is stopped ([`Sim::set_deadlines`] adds four times the sum
+/// of the depths): at one instant a job can issue its depth and then only what completes
+/// at that same instant, so this many means its I/Os take no time and it would never reach
+/// its runtime. A few seconds of such a run.
+const STILL_IOS: u64 = 1 << 20;
 
 impl Sim {
     /// Build a simulation. `jobs` are the expanded job specs (numjobs → clones) with their
@@ -419,6 +433,7 @@ impl Sim {
                 end_ns: 0,
                 deadline: None,
                 deadline_hit: false,
+                time_based: false,
                 in_flight: 0,
                 completed: Vec::with_capacity(depth as usize),
                 reap_scheduled: false,
@@ -508,6 +523,11 @@ impl Sim {
             trace_error: None,
             capacity_bytes,
             max_events: u64::MAX,
+            ios_issued: 0,
+            still_at: 0,
+            still_from: 0,
+            still_limit: STILL_IOS,
+            still_error: None,
             progress: None,
             explain: None,
             depth: None,
@@ -628,6 +648,33 @@ impl Sim {
         self.evq.set_timer(h as u32, key.0, key.1, Ev::HwRun(h, at));
     }
 
+    /// Whether simulated time stands still for a time-based job: more I/Os issued at `now`
+    /// than the jobs' depths allow unless they take no time ([`STILL_IOS`]). Then the run
+    /// stops with an error (`still_error`), which the event loop returns.
+    pub(crate) fn stands_still(&mut self, now: Ns) -> bool {
+        if now != self.still_at {
+            self.still_at = now;
+            self.still_from = self.ios_issued;
+            return false;
+        }
+        let n = self.ios_issued - self.still_from;
+        if n <= self.still_limit {
+            return self.still_error.is_some();
+        }
+        let time_based = self
+            .tasks
+            .iter()
+            .any(|t| t.time_based && t.state != TaskState::Done && !t.deadline_hit);
+        if !time_based {
+            self.still_from = self.ios_issued;
+            return false;
+        }
+        self.still_error = Some(format!(
+            "simulated time stands still at t={now} ns: {n} I/Os issued without it advancing, so a time-based job would never reach its runtime. Every I/O here takes no time (the ideal platform has no CPU costs; null_blk completes at once with irqmode=0, or 1 with softirq_nsec=0, and so does fio's null engine): give the I/Os a time (null_blk irqmode=2 with completion_nsec, softirq_nsec, a profile whose platform has costs) or bound the job by size or number_ios"
+        ));
+        true
+    }
+
     /// Run to completion.
     pub fn run(mut self) -> Result<SimOutput, String> {
         let mut handled: u64 = 0;
@@ -640,6 +687,9 @@ impl Sim {
             handled += 1;
             if handled & ((1 << 18) - 1) == 0 {
                 self.report_progress(now, false);
+            }
+            if self.stands_still(now) {
+                return Err(self.still_error.take().unwrap_or_default());
             }
             if handled > self.max_events {
                 return Err(format!(
@@ -654,7 +704,7 @@ impl Sim {
             self.digest.event(now, k, id);
             self.handle(now, ev);
             self.drain(now);
-            if let Some(e) = self.trace_error.take() {
+            if let Some(e) = self.trace_error.take().or(self.still_error.take()) {
                 return Err(e);
             }
             if let Some(m) = &self.queue.integrity.first_mismatch {

@@ -140,6 +140,54 @@ fn shared_tag_bitmap_caps_all_hardware_queues_at_one_depth() {
     }
 }
 
+/// I/Os that take no time (null_blk irqmode=0 on the ideal platform, fio's null engine) never
+/// let a time-based job reach its runtime: the run stops with an error naming the cause
+/// instead of looping forever at t=0. The same I/Os bounded by a count end normally, at t=0.
+#[test]
+fn time_that_stands_still_stops_a_time_based_run() {
+    let p = profile("null_blk", &["irqmode=0"]);
+    for (engine, device) in [("libaio", true), ("null", false)] {
+        let e = format!("--ioengine={engine}");
+        let j = jobs(&[
+            "--name=t",
+            "--rw=randwrite",
+            "--bs=4k",
+            &e,
+            "--iodepth=8",
+            "--runtime=1",
+            "--time_based",
+        ]);
+        let p = if device {
+            p.clone()
+        } else {
+            profile("null_blk", &[])
+        };
+        let Err(err) = blksim_sim::setup::run(&j, &p, &RunOptions::default()) else {
+            panic!("{engine}: the run ended");
+        };
+        assert!(
+            err.starts_with("simulated time stands still at t=0 ns")
+                && err.contains("time-based job would never reach its runtime"),
+            "{engine}: {err}"
+        );
+    }
+    let out = run(
+        &[
+            "--name=t",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--number_ios=1500000",
+            "--size=1g",
+            "--io_size=6000m",
+        ],
+        &["irqmode=0"],
+    );
+    assert_eq!(out.tasks[0].stats.dir[1].total_ios, 1_500_000);
+    assert_eq!(out.end_ns, 0);
+}
+
 /// UFS MCQ: one queue per CPU, but `host_tagset` shares `mcq_depth - 1` tags over them, so
 /// eight jobs of iodepth 32 on eight CPUs have at most 63 commands at the device; in SDB mode
 /// the one queue has 31.

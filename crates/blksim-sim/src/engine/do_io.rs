@@ -28,8 +28,15 @@ impl Sim {
 
     /// Set the deadline when the task starts (runtime counts from the start, ramp included).
     pub fn set_deadlines(&mut self, specs: &[JobSpec]) {
+        let depths: u64 = self
+            .tasks
+            .iter()
+            .map(|t| specs[t.spec].iodepth as u64)
+            .sum();
+        self.still_limit = STILL_IOS + 4 * depths;
         for t in &mut self.tasks {
             let s = &specs[t.spec];
+            t.time_based = s.time_based;
             if s.runtime_ns > 0 {
                 t.deadline = Some(s.runtime_ns + s.ramp_time_ns);
             } else if s.time_based {
@@ -56,6 +63,10 @@ impl Sim {
         loop {
             // The local clock moves as the task's syscalls spend CPU time (CPU model).
             let now = now.max(self.clk);
+            // I/Os that take no time (fio's null engine) complete inside this loop.
+            if self.stands_still(now) {
+                return;
+            }
             let task = &mut self.tasks[t];
             if task.state != TaskState::Running
                 || task.in_syscall != InSyscall::No
@@ -373,6 +384,7 @@ impl Sim {
             });
             task.pending.push(id);
             task.issued += 1;
+            self.ios_issued += 1;
             task.think_count += 1;
             if io.ddir == Ddir::Write {
                 task.wrote = true;

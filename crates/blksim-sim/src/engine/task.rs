@@ -135,6 +135,8 @@ pub(crate) struct Task {
     pub(crate) end_ns: Ns,
     pub(crate) deadline: Option<Ns>,
     pub(crate) deadline_hit: bool,
+    /// `time_based`: the task ends only at its deadline, however many I/Os it does.
+    pub(crate) time_based: bool,
     /// io_units submitted and not yet reaped (`cur_depth`).
     pub(crate) in_flight: u32,
     /// Completed, waiting for the reap at this instant.
