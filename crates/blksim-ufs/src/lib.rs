@@ -18,7 +18,8 @@
 //! Completions come by interrupt `ufs.irq_ns` after the device: in SDB mode the one
 //! interrupt line is taken on the platform's IRQ CPU (`ufshcd_intr`), and
 //! `blk_mq_complete_need_ipi` sends the completion on only to a submitting CPU that does not
-//! share its cache; in MCQ mode each queue's vector runs on the submitting CPU.
+//! share its cache; in MCQ mode each completion queue has its own vector (ESI, as the
+//! Qualcomm and MediaTek hosts configure it: `config_esi`), on the submitting CPU.
 //!
 //! Departures from the kernel:
 //! * There is no SCSI layer: no `scsi_queue_rq` or device queue-depth budget
@@ -157,8 +158,10 @@ impl Driver for Ufs {
     /// SDB: the host's one interrupt line (`ufshcd_intr`) is taken on the platform's IRQ
     /// CPU, and `blk_mq_complete_request` completes there or sends the completion to the
     /// submitting CPU (`blk_mq_complete_need_ipi`). MCQ: each queue's completion queue has
-    /// its own vector (ESI), affine to the queue's CPUs, so completions run where they were
-    /// submitted.
+    /// its own vector (ESI, which the phone hosts configure: `ufs_qcom_config_esi`, MediaTek's
+    /// `config_esi`), affine to the queue's CPUs, so completions run where they were
+    /// submitted. Departure: an MCQ host without ESI takes its completion queues' events on
+    /// the one `ufshcd_intr` line, as SDB does.
     fn hw_irq(&self) -> bool {
         !self.cfg.mcq
     }
