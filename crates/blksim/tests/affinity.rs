@@ -16,10 +16,7 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-aff-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("aff", name, false)
 }
 
 /// CPUs whose blktrace file holds at least one queue (`Q`) event: the CPUs the submitting

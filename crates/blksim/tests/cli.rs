@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_blksim"));
     // Pin the wall-clock stamps so whole outputs can be compared byte for byte.
@@ -57,10 +59,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("test", name, false)
 }
 
 /// Every corpus job file runs on null_blk to a report with one entry per job (or group), and

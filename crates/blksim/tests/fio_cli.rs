@@ -7,6 +7,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod common;
+
 fn blksim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_blksim"))
         .env("BLKSIM_FAKE_TIME", "1795310737")
@@ -26,10 +28,7 @@ fn text(b: &[u8]) -> String {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-fiocli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("fiocli", name, false)
 }
 
 const JOB: &[&str] = &[

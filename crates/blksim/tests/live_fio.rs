@@ -18,6 +18,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod common;
+
 /// The key-path extraction `blksim fuzz` uses too: one meaning of "fio's key set".
 #[path = "../src/fuzz/keys.rs"]
 mod keys;
@@ -32,10 +34,7 @@ fn corpus(rel: &str) -> PathBuf {
 }
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-live-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("live", name, false)
 }
 
 /// The real fio, checked to be the version blksim follows.

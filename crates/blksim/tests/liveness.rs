@@ -5,10 +5,7 @@
 use std::path::PathBuf;
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-liveness-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("liveness", name, false)
 }
 
 /// Write a job file (one option a line) and return its path.

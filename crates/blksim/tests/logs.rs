@@ -15,10 +15,7 @@ const INSTALL: &str = "scripts/test.sh installs it (Debian packages fio, python3
                        python3-pandas)";
 
 fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-logs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("logs", name, false)
 }
 
 /// `blksim run ARGS --output-format=json` in `dir` (where the logs land).

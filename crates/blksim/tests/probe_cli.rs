@@ -4,13 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 fn tmpdir(name: &str) -> PathBuf {
     // On the target directory's file system: O_DIRECT needs a disk-backed one.
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("blksim-probe-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("probe-cli", name, true)
 }
 
 fn blksim(args: &[&str]) -> Output {
