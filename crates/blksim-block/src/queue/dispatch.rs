@@ -573,8 +573,10 @@ impl RequestQueue {
     /// (`blk_mq_dispatch_hctx_list` → `blk_mq_dispatch_rq_list(rq->mq_hctx, ...)`): a
     /// request's driver tag, its `SCHED_RESTART` mark, its leftovers on `hctx->dispatch` and
     /// the queue re-run are those of the request's own hctx, since only a completion on that
-    /// hctx frees one of its tags and restarts it (`blk_mq_sched_restart`). One hctx running
-    /// out of tags or hitting BLK_STS_RESOURCE stops that hctx's requests only.
+    /// hctx frees one of its tags and restarts it (`blk_mq_sched_restart`); with tags shared
+    /// by the hctxs, any free wakes it through the tags' wait queue ([`Self::mark_tag_wait`]).
+    /// One hctx running out of tags or hitting BLK_STS_RESOURCE stops that hctx's requests
+    /// only.
     /// Departure: the requests are issued in the elevator's order, not grouped by hctx
     /// (`list_sort(sched_rq_cmp)`); `hctx` is the running queue, used for a parked context.
     #[allow(clippy::too_many_arguments)]
