@@ -192,15 +192,19 @@ impl Ssd {
             CardState::Used => cfg.prefill_pct,
             CardState::Fresh | CardState::Steady => 0,
         };
+        let space = cfg.capacity_bytes.min(cfg.ftl_model_bytes);
         let mut ftl = PageFtl::new(
             &nand,
-            cfg.capacity_bytes.min(cfg.ftl_model_bytes),
+            space,
             cfg.map_unit_bytes,
             cfg.op_pct,
             cfg.gc_low,
             prefill,
         )
         .map_err(|e| e.describe("ssd.map_unit_kib", "ssd.ftl_model_gib"))?;
+        if cfg.capacity_bytes > space {
+            ftl.fold_larger_device(space);
+        }
         if cfg.state == CardState::Steady {
             ftl.precondition_steady();
         }
@@ -314,8 +318,8 @@ impl Ssd {
                 as Ns
         } else {
             self.stats.tlc_bytes += bytes;
-            let (sector, nr) = self.folded(offset, bytes);
-            self.ftl.program(&self.nand, sector, nr as u32, true)
+            let nr = bytes.div_ceil(512) as u32;
+            self.ftl.program(&self.nand, offset / 512, nr, true)
         };
         self.prog_free = start + dur;
         // Small writes share an entry up to a quantum of the buffer (a merged entry leaves
@@ -339,15 +343,6 @@ impl Ssd {
         t
     }
 
-    /// `[offset, offset + bytes)` in the FTL's modelled space (`ssd.ftl_model_gib`): folded,
-    /// and cut at its end.
-    fn folded(&self, offset: u64, bytes: u64) -> (u64, u64) {
-        let space = self.cfg.capacity_bytes.min(self.cfg.ftl_model_bytes);
-        let start = offset % space;
-        let len = bytes.min(space - start).min(u32::MAX as u64 * 512);
-        (start / 512, len.div_ceil(512))
-    }
-
     /// A block request's command submitted at `now` (`op` at byte `offset`, `bytes` long):
     /// when it completes.
     pub fn command(&mut self, now: Ns, op: blksim_block::Op, offset: u64, bytes: u64) -> Ns {
@@ -367,8 +362,8 @@ impl Ssd {
 
     /// A deallocate of `bytes` at `offset` submitted at `now`.
     pub fn trim(&mut self, now: Ns, offset: u64, bytes: u64) -> Ns {
-        let (sector, nr) = self.folded(offset, bytes);
-        self.ftl.trim(sector, nr);
+        // The FTL folds the range into its modelled space (`ssd.ftl_model_gib`).
+        self.ftl.trim(offset / 512, bytes.div_ceil(512));
         now + self.cfg.trim
     }
 

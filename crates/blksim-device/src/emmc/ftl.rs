@@ -308,11 +308,11 @@ impl PageFtl {
         self.logical_units * self.unit_bytes
     }
 
-    /// Model only this FTL's own logical space of a device with more (`capacity_bytes`
-    /// larger than it): requests fold into it (sector mod size), so that memory and the
-    /// steady state's setup follow the modelled space, not the capacity.
-    pub fn fold_larger_device(&mut self) {
-        self.fold_sectors = self.logical_units * self.unit_bytes / 512;
+    /// Model only `space_bytes` (the capacity this FTL was built for) of a device with more:
+    /// requests fold into it (sector mod size, cut at its end), so that memory and the
+    /// steady state's setup follow the modelled space, not the device's capacity.
+    pub fn fold_larger_device(&mut self, space_bytes: u64) {
+        self.fold_sectors = space_bytes / 512;
     }
 
     /// `[sector, sector + nr)` folded into the modelled space and cut at its end.
@@ -932,7 +932,7 @@ mod tests {
         let space: u64 = 64 << 20;
         let mut f = Ftl::Page(PageFtl::new(&n, space, 4096, 7, 4, 0).unwrap());
         let Ftl::Page(p) = &mut f else { unreachable!() };
-        p.fold_larger_device();
+        p.fold_larger_device(space);
         let sectors = space / 512;
         f.program(&n, 80, 8, false);
         f.program(&n, 3 * sectors + 80, 8, false);

@@ -66,7 +66,7 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
             )
             .map_err(|e| e.describe("card.map_unit_kib", "card.ftl_model_gib"))?;
             if capacity_bytes > model {
-                f.fold_larger_device();
+                f.fold_larger_device(model);
             }
             if state == CardState::Steady {
                 f.precondition_steady();
