@@ -96,12 +96,6 @@ impl TrailLabels {
     };
 }
 
-impl Default for TrailLabels {
-    fn default() -> Self {
-        Self::DEVICE
-    }
-}
-
 /// The device part of each request's path, for drivers whose device takes a command at one
 /// time and finishes it at a known later one (NVMe, UFS): recorded at `queue_rq` only when
 /// asked (stage spans for the HTML report, trails for `--explain`), told when the request

@@ -221,6 +221,16 @@ impl WaitQ {
     fn active(&self) -> bool {
         !self.waiters.is_empty() || !self.dispatch.is_empty()
     }
+
+    /// A first waiter arrives: the next wake-up comes after `batch` frees. Departure: the
+    /// kernel counts frees only while someone waits, but keeps what it counted
+    /// (`sbitmap_queue_wake_up`: `completion_cnt` against `wakeup_cnt`), so its first
+    /// wake-up after an idle spell may come sooner.
+    fn arm(&mut self, batch: u32) {
+        if !self.active() {
+            self.wait_cnt = batch;
+        }
+    }
 }
 
 /// A dispatch run blocked inside a BLOCKING driver's `queue_rq`.

@@ -113,13 +113,11 @@ impl RequestQueue {
             } else {
                 &mut self.driver_waitq[h]
             };
-            if !wq.active() {
-                wq.wait_cnt = if self.elevator.is_some() {
-                    self.wake_batch_sched
-                } else {
-                    self.wake_batch_driver
-                };
-            }
+            wq.arm(if self.elevator.is_some() {
+                self.wake_batch_sched
+            } else {
+                self.wake_batch_driver
+            });
             wq.waiters.push_back(TagWaiter { task });
             let t = task as usize;
             if self.task_wait_bio.len() <= t {

@@ -49,9 +49,7 @@ impl RequestQueue {
             return false;
         }
         let wq = &mut self.driver_waitq[0];
-        if !wq.active() {
-            wq.wait_cnt = self.wake_batch_driver;
-        }
+        wq.arm(self.wake_batch_driver);
         wq.dispatch.push(h as u16);
         self.hctxs[h].dispatch_wait = true;
         if !self.get_driver_tag(rq, cpu) {
@@ -72,10 +70,7 @@ impl RequestQueue {
         let h = self.tags_of(freed.hctx as usize);
         if freed.tag >= 0 {
             self.driver_tags[h].put(freed.tag as u32, freed.cpu as usize);
-            // With an elevator no task sleeps on driver tags; hctxs may (shared tags).
-            if self.elevator.is_none() || self.shared_tags {
-                self.wake_tag_waiters(h, false, now, out);
-            }
+            self.wake_tag_waiters(h, false, now, out);
         }
         if freed.sched_tag >= 0 {
             self.sched_tags[h].put(freed.sched_tag as u32, freed.cpu as usize);
@@ -114,11 +109,6 @@ impl RequestQueue {
             return;
         }
         wq.wait_cnt = batch;
-        let woken = if sched {
-            Vec::new()
-        } else {
-            std::mem::take(&mut wq.dispatch)
-        };
         let n = batch.min(wq.waiters.len() as u32);
         // The wake-up makes them runnable; the event loop resumes them (possibly after a
         // wake-up latency) through `resume_tag_waiter`.
@@ -128,10 +118,16 @@ impl RequestQueue {
             };
             out.task_unblocked.push(w.task);
         }
-        for &hctx in woken.iter().rev() {
+        if sched {
+            return;
+        }
+        // Most recently hooked first; running a queue leaves the wait queue as it is.
+        for i in (0..self.driver_waitq[h].dispatch.len()).rev() {
+            let hctx = self.driver_waitq[h].dispatch[i];
             self.hctxs[hctx as usize].dispatch_wait = false;
             self.delay_run_hw_queue(hctx, 0, now, out);
         }
+        self.driver_waitq[h].dispatch.clear();
     }
 
     /// The event loop resumes a task woken from a tag wait: retry the allocation for the bio
