@@ -280,9 +280,8 @@ pub struct Sim {
 
 const TOKEN_SHIFT: u32 = 32;
 
-/// fio I/Os issued at one instant, beyond the jobs' depths, after which a run with a
-/// time-based job still running is stopped ([`Sim::set_deadlines`] adds four times the sum
-/// of the depths): at one instant a job can issue its depth and then only what completes
+/// fio I/Os issued at one instant, beyond four times the sum of the jobs' depths, after
+/// which a run with a time-based job still running is stopped: at one instant a job can issue its depth and then only what completes
 /// at that same instant, so this many means its I/Os take no time and it would never reach
 /// its runtime. A few seconds of such a run.
 const STILL_IOS: u64 = 1 << 20;
@@ -501,6 +500,8 @@ impl Sim {
                 first_error: 0,
             });
         }
+        let depths: u64 = tasks.iter().map(|t: &Task| t.depth as u64).sum();
+        let still_limit = STILL_IOS + 4 * depths;
         let out = BlkOut {
             tracing: trace.is_some(),
             drv: DriverOut {
@@ -526,7 +527,7 @@ impl Sim {
             ios_issued: 0,
             still_at: 0,
             still_from: 0,
-            still_limit: STILL_IOS,
+            still_limit,
             still_error: None,
             progress: None,
             explain: None,

@@ -28,12 +28,6 @@ impl Sim {
 
     /// Set the deadline when the task starts (runtime counts from the start, ramp included).
     pub fn set_deadlines(&mut self, specs: &[JobSpec]) {
-        let depths: u64 = self
-            .tasks
-            .iter()
-            .map(|t| specs[t.spec].iodepth as u64)
-            .sum();
-        self.still_limit = STILL_IOS + 4 * depths;
         for t in &mut self.tasks {
             let s = &specs[t.spec];
             t.time_based = s.time_based;
