@@ -122,7 +122,7 @@ impl Target for SimTarget {
         );
         let mut jobs = blksim_job::jobfile::parse_job_str(&job, "probe", &|_| None)
             .map_err(|e| e.to_string())?;
-        setup::prepare_replay(&mut jobs)?;
+        setup::prepare_replay(&mut jobs).map_err(|e| e.to_string())?;
         let opts = RunOptions {
             seed: self.seed,
             ..Default::default()

@@ -13,6 +13,7 @@ mod logs;
 mod sync;
 mod task;
 
+use crate::error::RunError;
 use crate::platform::Platform;
 use blksim_block::cpu::CpuModel;
 use blksim_block::queue::{BlkOut, BlkStats, BlkTraceRec, Submit};
@@ -20,7 +21,7 @@ use blksim_block::request::{flags, IoPrioClass};
 use blksim_block::stage::Stage;
 use blksim_block::{Bio, BlkStatus, Driver, DriverOut, Op, RequestQueue};
 use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC, NS_HORIZON};
-use blksim_job::{Ddir, JobSpec};
+use blksim_job::{Ddir, JobSpec, ParseError};
 use blksim_report::depth::DepthTimeline;
 use blksim_report::stats::{JobStats, StatsOptions};
 use blksim_workload::{IoGen, IoU, Region};
@@ -64,22 +65,20 @@ enum Ev {
 /// `fio_cpus_split`: the set's CPU number `i % count`. With `shared` the scheduler chooses
 /// within the set; the model does not migrate tasks and places clone i where load balancing
 /// spreads threads over the set, which is the same CPU.
-fn job_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, String> {
+fn job_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, ParseError> {
     let nr_cpus = nr_cpus.max(1);
     let Some(set) = &spec.cpus_allowed else {
         return Ok((i % nr_cpus as usize) as u16);
     };
     // fio: "CPU %d too large (max=%ld)" against the CPUs configured; here the platform's.
     if let Some(&c) = set.iter().find(|&&c| c >= nr_cpus as u32) {
-        return Err(spec
-            .error_at(
-                &["cpus_allowed", "cpumask"],
-                format!(
-                    "CPU {c} too large (max={}): the platform has {nr_cpus} CPUs (platform.nr_cpus)",
-                    nr_cpus - 1
-                ),
-            )
-            .to_string());
+        return Err(spec.error_at(
+            &["cpus_allowed", "cpumask"],
+            format!(
+                "CPU {c} too large (max={}): the platform has {nr_cpus} CPUs (platform.nr_cpus)",
+                nr_cpus - 1
+            ),
+        ));
     }
     Ok(set[i % set.len()] as u16)
 }
@@ -88,18 +87,16 @@ fn job_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, String> {
 /// `sqthread_poll_cpu` (`IORING_SETUP_SQ_AFF`), else the CPU after the job's own. Unpinned,
 /// the kernel thread starts where fio created it and the load balancer moves it off the CPU
 /// that fio spins on; which CPU it settles on is the scheduler's choice [assumed: the next].
-fn sq_thread_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, String> {
+fn sq_thread_cpu(spec: &JobSpec, i: usize, nr_cpus: u16) -> Result<u16, ParseError> {
     let nr_cpus = nr_cpus.max(1);
     match spec.io_uring.sqthread_poll_cpu {
         // The kernel: "if (cpu >= nr_cpu_ids || !cpu_online(cpu)) return -EINVAL".
-        Some(c) if c >= nr_cpus => Err(spec
-            .error_at(
-                &["sqthread_poll_cpu"],
-                format!(
-                    "CPU {c} is not one of the platform's {nr_cpus} CPUs (platform.nr_cpus); io_uring_setup would fail with EINVAL"
-                ),
-            )
-            .to_string()),
+        Some(c) if c >= nr_cpus => Err(spec.error_at(
+            &["sqthread_poll_cpu"],
+            format!(
+                "CPU {c} is not one of the platform's {nr_cpus} CPUs (platform.nr_cpus); io_uring_setup would fail with EINVAL"
+            ),
+        )),
         Some(c) => Ok(c),
         None => Ok((job_cpu(spec, i, nr_cpus)? + 1) % nr_cpus),
     }
@@ -300,10 +297,10 @@ impl Sim {
         seed: u64,
         trace: Option<blksim_trace::BlktraceWriter>,
         files: std::sync::Arc<dyn blksim_core::output::OutputFiles>,
-    ) -> Result<Sim, String> {
+    ) -> Result<Sim, RunError> {
         let capacity_bytes = driver.capacity_sectors() << 9;
         if capacity_bytes == 0 {
-            return Err("device has zero capacity".into());
+            return Err(RunError::Profile("device has zero capacity".into()));
         }
         let mut tasks = Vec::with_capacity(clones.len());
         let mut shared_logs = logs::RunFiles::new(files.clone());
@@ -311,8 +308,7 @@ impl Sim {
         for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
             let spec = &specs[*spec_idx];
             // Semantic errors name the job file line (or command-line option) they concern.
-            let region =
-                Region::resolve(spec, *clone, capacity_bytes).map_err(|e| e.to_string())?;
+            let region = Region::resolve(spec, *clone, capacity_bytes)?;
             // fio's seeds for this job (its `thread_number` is its 1-based place among the
             // jobs and clones); a `--seed` other than the default mixes into them.
             let seeds = blksim_workload::workload_seeds(
@@ -327,7 +323,7 @@ impl Sim {
                     ^ seeds.seeds[blksim_workload::frand::off::MIX].rotate_left(17),
             );
             let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
-            let mut gen = IoGen::try_new(spec, region, &seeds).map_err(|e| e.to_string())?;
+            let mut gen = IoGen::try_new(spec, region, &seeds)?;
             let verify_log = crate::verify::VerifyLog::new(spec, &gen);
             if verify_log.is_some() && !spec.time_based {
                 gen.stop_at_pass_ends();
@@ -363,7 +359,7 @@ impl Sim {
             let replay = match &spec.replay.file {
                 Some(_) => {
                     let rd = blksim_workload::iolog::IologReader::open_job(&spec.replay)
-                        .map_err(|e| spec.error_at(&["read_iolog"], e).to_string())?;
+                        .map_err(|e| spec.error_at(&["read_iolog"], e))?;
                     Some(Box::new(rd))
                 }
                 None => None,
@@ -383,7 +379,6 @@ impl Sim {
                     )
                     .map_err(|e| {
                         spec.error_at(&["write_iolog"], format!("cannot write {path}: {e}"))
-                            .to_string()
                     })?;
                     Some(Box::new(w))
                 }

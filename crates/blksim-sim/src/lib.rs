@@ -19,6 +19,7 @@
 //! the JSON (`blksim.event_digest`) is identical for identical inputs and seed.
 
 pub mod engine;
+pub mod error;
 pub mod params;
 pub mod platform;
 pub mod profile;
@@ -26,5 +27,6 @@ pub mod setup;
 pub mod verify;
 
 pub use engine::{Sim, SimOutput, TaskResult};
+pub use error::RunError;
 pub use profile::{Profile, BUNDLED, DEFAULT_DEVICE};
 pub use setup::{build_report, RunOptions};

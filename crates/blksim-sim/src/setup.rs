@@ -2,13 +2,14 @@
 //! fio's report model.
 
 use crate::engine::{Sim, SimOutput};
+use crate::error::RunError;
 use crate::platform::Platform;
 use crate::profile::Profile;
 use blksim_block::elevator::ElvParams;
 use blksim_block::{Driver, QueueLimits, RequestQueue};
 use blksim_core::output::{Disk, OutputFiles};
 use blksim_core::{ParamDef, RngStreams};
-use blksim_job::{JobSet, JobSpec};
+use blksim_job::{JobSet, JobSpec, ParseError};
 use blksim_report::json::JsonValue;
 use blksim_report::report::{DiskUtil, JobHeader, JobReport, RunReport, UnitBase};
 use std::path::PathBuf;
@@ -323,29 +324,25 @@ pub fn expand_jobs(jobs: &[JobSpec]) -> Vec<(usize, u32, u32, Vec<u32>)> {
 
 /// The elevator for the run: fio's `ioscheduler=` wins over the profile. An unknown name, or
 /// two jobs asking for different ones, is an error at the job file line that asked.
-fn elevator_name(jobs: &[JobSpec], lim: &QueueLimits) -> Result<String, String> {
+fn elevator_name(jobs: &[JobSpec], lim: &QueueLimits) -> Result<String, ParseError> {
     let mut chosen: Option<(&str, &JobSpec)> = None;
     for j in jobs {
         if let Some(s) = j.ioscheduler.as_deref() {
             if blksim_sched::canonical_name(s).is_none() {
-                return Err(j
-                    .error_at(
-                        &["ioscheduler"],
-                        format!(
-                            "unknown I/O scheduler '{s}' (known: {})",
-                            blksim_sched::ELEVATOR_NAMES.join(", ")
-                        ),
-                    )
-                    .to_string());
+                return Err(j.error_at(
+                    &["ioscheduler"],
+                    format!(
+                        "unknown I/O scheduler '{s}' (known: {})",
+                        blksim_sched::ELEVATOR_NAMES.join(", ")
+                    ),
+                ));
             }
             if let Some((c, _)) = chosen {
                 if blksim_sched::canonical_name(c) != blksim_sched::canonical_name(s) {
-                    return Err(j
-                        .error_at(
-                            &["ioscheduler"],
-                            format!("this job asks for I/O scheduler '{s}', an earlier job for '{c}'; blksim simulates one device queue"),
-                        )
-                        .to_string());
+                    return Err(j.error_at(
+                        &["ioscheduler"],
+                        format!("this job asks for I/O scheduler '{s}', an earlier job for '{c}'; blksim simulates one device queue"),
+                    ));
                 }
             }
             chosen = Some((s, j));
@@ -357,13 +354,13 @@ fn elevator_name(jobs: &[JobSpec], lim: &QueueLimits) -> Result<String, String> 
 /// fio's `read_blktrace`: a job replaying blktrace binary files without an `iodepth` of its
 /// own takes the depth probed from the trace (and `iodepth_low` with it), before the run and
 /// its report.
-pub fn prepare_replay(jobs: &mut JobSet) -> Result<(), String> {
+pub fn prepare_replay(jobs: &mut JobSet) -> Result<(), ParseError> {
     for j in &mut jobs.jobs {
         if j.iodepth_set {
             continue;
         }
         let probed = blksim_workload::iolog::probed_iodepth(&j.replay)
-            .map_err(|e| j.error_at(&["read_iolog"], e).to_string())?;
+            .map_err(|e| j.error_at(&["read_iolog"], e))?;
         if let Some(d) = probed {
             j.iodepth_shown = Some(j.iodepth);
             j.iodepth = d;
@@ -374,13 +371,13 @@ pub fn prepare_replay(jobs: &mut JobSet) -> Result<(), String> {
 }
 
 /// Build and run a simulation.
-pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOutput, String> {
+pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOutput, RunError> {
     if jobs.jobs.is_empty() {
-        return Err("no jobs to run".into());
+        return Err(RunError::Run("no jobs to run".into()));
     }
-    let driver = build_driver(profile)?;
-    let mut lim = build_limits(profile, &*driver)?;
-    let platform = Platform::from_profile(profile)?;
+    let driver = build_driver(profile).map_err(RunError::Profile)?;
+    let mut lim = build_limits(profile, &*driver).map_err(RunError::Profile)?;
+    let platform = Platform::from_profile(profile).map_err(RunError::Profile)?;
     let elv_name = elevator_name(&jobs.jobs, &lim)?;
     lim.scheduler = elv_name.clone();
     let streams = RngStreams::new(opts.seed);
@@ -391,20 +388,22 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
         erase_block_bytes: erase_block_bytes(profile),
         seed: streams.stream("elevator").next_u64(),
     };
-    let mut elevator = blksim_sched::make_elevator_with_limits(&elv_name, &params, &lim)?;
+    let mut elevator = blksim_sched::make_elevator_with_limits(&elv_name, &params, &lim)
+        .map_err(RunError::Profile)?;
     if let Some(e) = elevator.as_mut() {
         e.set_capacity(driver.capacity_sectors());
     }
     if let Some(e) = elevator.as_mut() {
         for (k, v) in profile.with_prefix("queue.iosched") {
-            e.set_tunable(&k, &v.value)
-                .map_err(|err| format!("{}: queue.iosched.{k}: {err}", v.origin))?;
+            e.set_tunable(&k, &v.value).map_err(|err| {
+                RunError::Profile(format!("{}: queue.iosched.{k}: {err}", v.origin))
+            })?;
         }
     } else if let Some((k, v)) = profile.with_prefix("queue.iosched").first() {
-        return Err(format!(
+        return Err(RunError::Profile(format!(
             "{}: queue.iosched.{k}: the 'none' scheduler has no tunables",
             v.origin
-        ));
+        )));
     }
     let mut tag_rng = streams.stream("tags");
     let mut queue = RequestQueue::with_tag_set(
@@ -444,7 +443,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
                 &devname(profile),
                 (259, 0),
             )
-            .map_err(|e| format!("--blktrace={}: {e}", dir.display()))?;
+            .map_err(|e| RunError::Run(format!("--blktrace={}: {e}", dir.display())))?;
             // One process name per task (job clone): the trace's pid is 1000 + task index.
             let tasks: usize = jobs.jobs.iter().map(|j| j.numjobs.max(1) as usize).sum();
             for i in 0..tasks {
@@ -475,7 +474,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     sim.set_explain(opts.explain);
     sim.set_debug_events(opts.debug_events);
     sim.set_timeline(opts.timeline);
-    sim.run()
+    sim.run().map_err(RunError::Run)
 }
 
 /// The device's erase block as the `eraseblock` scheduler should see it: an eMMC card's

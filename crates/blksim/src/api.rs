@@ -18,7 +18,7 @@
 use blksim_core::output::OutputFiles;
 use blksim_report::RunReport;
 use blksim_sim::setup::{self, RunOptions, WallClock};
-use blksim_sim::Profile;
+use blksim_sim::{Profile, RunError};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -186,7 +186,7 @@ pub fn jobs(req: &Request) -> Result<blksim_job::JobSet, Error> {
         }
         blksim_job::cli::apply_overrides(&mut set, &opts)?;
     }
-    setup::prepare_replay(&mut set).map_err(|message| Error::Run { message })?;
+    setup::prepare_replay(&mut set)?;
     Ok(set)
 }
 
@@ -220,10 +220,11 @@ pub fn run(req: &Request) -> Result<RunReport, Error> {
             .map_or_else(|| Arc::new(Disk) as Arc<dyn OutputFiles>, |f| f.0.clone()),
         ..Default::default()
     };
-    let out = setup::run(&jobs, &profile, &opts).map_err(|message| {
+    let out = setup::run(&jobs, &profile, &opts).map_err(|e| match e {
+        RunError::Job(e) => e.into(),
         // Building the device from the profile happens inside the run: a message naming a
         // `--set=` origin is that value's.
-        match req
+        RunError::Profile(message) => match req
             .sets
             .iter()
             .find(|s| message.contains(&format!("--set={s}")))
@@ -232,14 +233,12 @@ pub fn run(req: &Request) -> Result<RunReport, Error> {
                 key: s.split('=').next().unwrap_or("").trim().to_string(),
                 message,
             },
-            None if message.contains(".toml") || message.starts_with("profiles/") => {
-                Error::Device {
-                    device: req.device.clone(),
-                    message,
-                }
-            }
-            None => Error::Run { message },
-        }
+            None => Error::Device {
+                device: req.device.clone(),
+                message,
+            },
+        },
+        RunError::Run(message) => Error::Run { message },
     })?;
     let mut report = setup::build_report(
         &jobs,
@@ -426,6 +425,43 @@ mod tests {
         let mut r = req("[a]\nrw=randread\nsize=1g\ntime_based=1\nruntime=1h\n");
         r.max_events = Some(10_000);
         assert!(matches!(run(&r).unwrap_err(), Error::Run { .. }));
+    }
+
+    /// What only the run can judge still names the job line and option: an unknown
+    /// scheduler, a CPU the platform does not have. A profile that parses but does not
+    /// build is the device's, whatever its file is called.
+    #[test]
+    fn errors_found_by_the_run_say_where() {
+        let job_error = |text: &str| match run(&req(text)).unwrap_err() {
+            Error::Job {
+                file, line, option, ..
+            } => (file, line, option),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            job_error("[a]\nrw=read\nsize=1m\nioscheduler=cfq\n"),
+            ("a.fio".into(), 4, Some("ioscheduler".into()))
+        );
+        assert_eq!(
+            job_error("[a]\nrw=read\nsize=1m\n\ncpus_allowed=7\n"),
+            ("a.fio".into(), 5, Some("cpus_allowed".into()))
+        );
+        let dir = std::env::temp_dir().join(format!("blksim-api-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bad-device");
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles/null_blk.toml"),
+        )
+        .unwrap()
+        .replace("irqmode = 2 ", "irqmode = 7 ");
+        std::fs::write(&path, text).unwrap();
+        let mut r = req("[a]\nrw=read\nsize=1m\n");
+        r.device = path.display().to_string();
+        match run(&r).unwrap_err() {
+            Error::Device { message, .. } => assert!(message.contains("irqmode"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Logs, the iolog and the blktrace files go to the sink the caller gives, and only

@@ -470,7 +470,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     if cli.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
-    setup::prepare_replay(&mut jobs)?;
+    setup::prepare_replay(&mut jobs).map_err(|e| e.to_string())?;
     let mut notes_seen = std::collections::BTreeSet::new();
     for j in &jobs.jobs {
         for n in &j.notes {

@@ -14,7 +14,7 @@
 //! an earlier run left).
 
 use blksim_core::output::OutputFiles;
-use blksim_job::JobSpec;
+use blksim_job::{JobSpec, ParseError};
 use blksim_report::log::{HistLog, LogFormat, SampleLog};
 use blksim_report::stats::{JobStats, WindowSample};
 use std::io::{BufWriter, Write};
@@ -115,7 +115,7 @@ impl TaskLogs {
         thread_number: usize,
         s: &Sampling,
         shared: &mut RunFiles,
-    ) -> Result<Option<TaskLogs>, String> {
+    ) -> Result<Option<TaskLogs>, ParseError> {
         let l = &spec.logs;
         if !l.any() {
             return Ok(None);
@@ -125,38 +125,39 @@ impl TaskLogs {
             prio: l.prio,
         };
         let mut files = Vec::new();
-        let mut open =
-            |option: &'static str, prefix: &str, kind: &str| -> Result<Box<dyn Write>, String> {
-                // `make_log_name`: the option's value, or the job's name.
-                let pre = if prefix.is_empty() {
-                    spec.name.as_str()
-                } else {
-                    prefix
-                };
-                let name = if l.per_job {
-                    format!("{pre}_{kind}.{thread_number}.log")
-                } else {
-                    format!("{pre}_{kind}.log")
-                };
-                let path = PathBuf::from(&name);
-                let located = |e: std::io::Error, p: &PathBuf| {
-                    spec.error_at(&[option], format!("cannot write {}: {e}", p.display()))
-                        .to_string()
-                };
-                let (target, private) = if l.per_job {
-                    (path.clone(), None)
-                } else {
-                    shared.create_shared(&path).map_err(|e| located(e, &path))?;
-                    let p = PathBuf::from(format!("{name}.{thread_number}.part"));
-                    (p.clone(), Some(p))
-                };
-                let f = shared
-                    .files
-                    .create(&target)
-                    .map_err(|e| located(e, &target))?;
-                files.push(LogFile { path, private });
-                Ok(Box::new(BufWriter::new(f)))
+        let mut open = |option: &'static str,
+                        prefix: &str,
+                        kind: &str|
+         -> Result<Box<dyn Write>, ParseError> {
+            // `make_log_name`: the option's value, or the job's name.
+            let pre = if prefix.is_empty() {
+                spec.name.as_str()
+            } else {
+                prefix
             };
+            let name = if l.per_job {
+                format!("{pre}_{kind}.{thread_number}.log")
+            } else {
+                format!("{pre}_{kind}.log")
+            };
+            let path = PathBuf::from(&name);
+            let located = |e: std::io::Error, p: &PathBuf| {
+                spec.error_at(&[option], format!("cannot write {}: {e}", p.display()))
+            };
+            let (target, private) = if l.per_job {
+                (path.clone(), None)
+            } else {
+                shared.create_shared(&path).map_err(|e| located(e, &path))?;
+                let p = PathBuf::from(format!("{name}.{thread_number}.part"));
+                (p.clone(), Some(p))
+            };
+            let f = shared
+                .files
+                .create(&target)
+                .map_err(|e| located(e, &target))?;
+            files.push(LogFile { path, private });
+            Ok(Box::new(BufWriter::new(f)))
+        };
         // One value log: `inline` logs are filled from the I/O path (latencies), the others
         // from the bw / IOPS windows.
         let mut values = |option: &'static str,
@@ -164,10 +165,10 @@ impl TaskLogs {
                           kind: &str,
                           avg: u64,
                           inline: bool|
-         -> Result<Option<SampleLog>, String> {
+         -> Result<Option<SampleLog>, ParseError> {
             prefix
                 .as_deref()
-                .map(|p| -> Result<SampleLog, String> {
+                .map(|p| -> Result<SampleLog, ParseError> {
                     Ok(SampleLog::new(
                         open(option, p, kind)?,
                         avg,
@@ -187,7 +188,7 @@ impl TaskLogs {
         let hist = l
             .hist
             .as_deref()
-            .map(|p| -> Result<HistLog, String> {
+            .map(|p| -> Result<HistLog, ParseError> {
                 Ok(HistLog::new(
                     open("write_hist_log", p, "clat_hist")?,
                     l.hist_msec,
