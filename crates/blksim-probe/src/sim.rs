@@ -69,7 +69,8 @@ impl Drop for SimTarget {
 
 /// The simulated device's capacity in bytes, as the driver it builds reports it.
 fn capacity_bytes(p: &Profile) -> Result<u64, String> {
-    let d = setup::build_driver(p)?;
+    let platform = blksim_sim::platform::Platform::from_profile(p)?;
+    let d = setup::build_driver(p, &platform)?;
     Ok(d.capacity_sectors() * 512)
 }
 

@@ -161,13 +161,9 @@ fn known_keys(
     Ok(())
 }
 
-/// The platform's CPUs (for drivers with a queue per CPU).
-fn platform_cpus(p: &Profile) -> Result<u16, String> {
-    crate::platform::Platform::from_profile(p).map(|pl| pl.nr_cpus)
-}
-
-/// Build the driver a profile describes.
-pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
+/// Build the driver a profile describes, on its platform (drivers with a queue per CPU
+/// size their queues from `platform.nr_cpus`).
+pub fn build_driver(p: &Profile, platform: &Platform) -> Result<Box<dyn Driver>, String> {
     match p.driver.as_str() {
         "null_blk" => {
             known_keys(p, "null_blk", &[""], &[blksim_nullblk::NULL_BLK_PARAMS])?;
@@ -198,7 +194,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
             reject_other_tables(p, "nvme", &["host", "card", "ufs"])?;
             let tables = [blksim_nvme::NVME_PARAMS, blksim_device::ssd::SSD_PARAMS];
             known_keys(p, "NVMe", &["nvme", "ssd"], &tables)?;
-            let cfg = blksim_nvme::NvmeConfig::from_lookup(&|k| p.get(k), platform_cpus(p)?)
+            let cfg = blksim_nvme::NvmeConfig::from_lookup(&|k| p.get(k), platform.nr_cpus)
                 .map_err(|e| locate(p, &e))?;
             let ssd = blksim_device::ssd::SsdConfig::from_lookup(&|k| p.get(k))
                 .map_err(|e| locate(p, &e))?;
@@ -223,7 +219,7 @@ pub fn build_driver(p: &Profile) -> Result<Box<dyn Driver>, String> {
             }
             let tables = [blksim_ufs::UFS_PARAMS, blksim_device::ssd::SSD_PARAMS];
             known_keys(p, "UFS", &["ufs", "ssd"], &tables)?;
-            let cfg = blksim_ufs::UfsConfig::from_lookup(&|k| p.get(k), platform_cpus(p)?)
+            let cfg = blksim_ufs::UfsConfig::from_lookup(&|k| p.get(k), platform.nr_cpus)
                 .map_err(|e| locate(p, &e))?;
             let dev = blksim_ufs::UfsConfig::device(&|k| p.get(k)).map_err(|e| locate(p, &e))?;
             Ok(Box::new(
@@ -375,9 +371,9 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     if jobs.jobs.is_empty() {
         return Err(RunError::Run("no jobs to run".into()));
     }
-    let driver = build_driver(profile).map_err(RunError::Profile)?;
-    let mut lim = build_limits(profile, &*driver).map_err(RunError::Profile)?;
     let platform = Platform::from_profile(profile).map_err(RunError::Profile)?;
+    let driver = build_driver(profile, &platform).map_err(RunError::Profile)?;
+    let mut lim = build_limits(profile, &*driver).map_err(RunError::Profile)?;
     let elv_name = elevator_name(&jobs.jobs, &lim)?;
     lim.scheduler = elv_name.clone();
     let streams = RngStreams::new(opts.seed);

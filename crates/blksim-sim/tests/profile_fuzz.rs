@@ -39,7 +39,8 @@ fn mutated_profiles_never_panic_and_errors_are_located() {
                 Ok(mut p) => {
                     parsed += 1;
                     // Building the driver and limits validates every field; it must not panic.
-                    if let Ok(d) = blksim_sim::setup::build_driver(&p) {
+                    let pl = blksim_sim::platform::Platform::from_profile(&p).unwrap_or_default();
+                    if let Ok(d) = blksim_sim::setup::build_driver(&p, &pl) {
                         let _ = blksim_sim::setup::build_limits(&p, &*d);
                     }
                     let _ = p.set("queue.nr_requests=abc");
