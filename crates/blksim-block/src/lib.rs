@@ -15,6 +15,8 @@
 //! * [`integrity`]: the data-integrity oracle (per-sector versions, checked on every read).
 //! * [`driver`]: the [`Driver`] trait, shaped like `struct blk_mq_ops`.
 //! * [`stage`]: the time a request spends at each stage, for queue depth over time.
+//! * `testing` (feature `testing`): a fake driver, a FIFO elevator and an event loop, for
+//!   tests of the block layer and the elevators on their own.
 
 /// The CPU/lock model, its own layer (`blksim-cpu`), as the block layer sees it.
 pub use blksim_cpu as cpu;
@@ -29,6 +31,8 @@ pub mod queue;
 pub mod request;
 pub mod stage;
 pub mod tags;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use driver::{BlkStatus, Driver, DriverOut};
 pub use elevator::{CpuFootprint, Elevator, ElvMerge, Tunable};

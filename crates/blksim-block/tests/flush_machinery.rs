@@ -3,71 +3,18 @@
 //! blk-flush.c (C1: one flush in flight; C2: no flush while sequenced DATA is in flight; C3:
 //! unless a request has waited FLUSH_PENDING_TIMEOUT) and for each queue feature set.
 
-use blksim_block::driver::{CallCtx, DriverOut};
-use blksim_block::queue::{BlkOut, Submit};
-use blksim_block::request::{flags, IoPrioClass, NO_BIO};
+use blksim_block::queue::Submit;
+use blksim_block::request::flags;
 use blksim_block::stage::Stage;
-use blksim_block::{Bio, BlkStatus, Driver, Op, QueueLimits, RequestQueue, RqId, RqPool};
-use blksim_core::{EventQueue, Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
-
-/// What the driver saw: (time, op, flags, sectors).
-type Seen = Vec<(Ns, Op, u32, u32)>;
-
-struct FakeDrv {
-    write_lat: Ns,
-    flush_lat: Ns,
-    seen: Seen,
-}
-
-impl Driver for FakeDrv {
-    fn name(&self) -> &str {
-        "fake"
-    }
-    fn nr_hw_queues(&self) -> u16 {
-        1
-    }
-    fn queue_depth(&self) -> u32 {
-        8
-    }
-    fn capacity_sectors(&self) -> u64 {
-        1 << 20
-    }
-    fn queue_rq(
-        &mut self,
-        pool: &RqPool,
-        rq: RqId,
-        _hctx: u16,
-        _last: bool,
-        _ctx: CallCtx,
-        now: Ns,
-        out: &mut DriverOut,
-    ) -> BlkStatus {
-        let r = pool.get(rq);
-        self.seen.push((now, r.op, r.flags, r.nr_sectors));
-        let lat = if r.op == Op::Flush {
-            self.flush_lat
-        } else {
-            self.write_lat
-        };
-        out.events.push((now + lat, rq as u64));
-        BlkStatus::Ok
-    }
-    fn on_event(&mut self, payload: u64, _pool: &RqPool, _now: Ns, out: &mut DriverOut) {
-        out.completions.push((payload as RqId, BlkStatus::Ok));
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ev {
-    Submit(usize),
-    Drv(u64),
-    HwRun(u16, Ns),
-}
+use blksim_block::testing::{Bench, Ev, FakeDrv, Fifo, Seen};
+use blksim_block::{Op, QueueLimits, RequestQueue};
+use blksim_core::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
 
 /// A bio the test submits at a time: (time, flags, sectors) on a write.
 type Plan = [(Ns, u32, u32)];
 
 struct Run {
+    /// What the driver saw.
     seen: Seen,
     /// The stage intervals the queue reported (`BlkOut::spans`), and its busy intervals.
     stages: Vec<(Stage, Ns, Ns)>,
@@ -77,7 +24,8 @@ struct Run {
     q: RequestQueue,
 }
 
-/// Run `plan` on a queue with `lim`, with a FIFO elevator or none.
+/// Run `plan` on a queue with `lim` and 8 tags, with a FIFO elevator or none. Writes take
+/// `write_lat`, flushes 100 us.
 fn run(lim: QueueLimits, elevator: bool, write_lat: Ns, plan: &Plan) -> Run {
     let mut tag_rng = blksim_core::Rng::from_seed(1);
     let elv: Option<Box<dyn blksim_block::Elevator>> = if elevator {
@@ -85,124 +33,38 @@ fn run(lim: QueueLimits, elevator: bool, write_lat: Ns, plan: &Plan) -> Run {
     } else {
         None
     };
-    let mut cpus = blksim_block::cpu::CpuModel::default();
-    let mut q = RequestQueue::new(lim, elv, 1, 8, 1, &mut tag_rng);
-    let mut drv = FakeDrv {
-        write_lat,
-        flush_lat: 100_000,
-        seen: Vec::new(),
-    };
-    let mut out = BlkOut::default();
-    out.spans.on = true;
-    let mut evq: EventQueue<Ev> = EventQueue::new();
+    let q = RequestQueue::new(lim, elv, 1, 8, 1, &mut tag_rng);
+    let mut drv = FakeDrv::new(1, 8, move |r| {
+        if r.op == Op::Flush {
+            100_000
+        } else {
+            write_lat
+        }
+    });
+    let mut b = Bench::new(q, plan.len());
+    b.out.spans.on = true;
     for (i, p) in plan.iter().enumerate() {
-        evq.push(p.0, Ev::Submit(i));
+        b.evq.push(p.0, Ev::Script(i));
     }
-    let mut done = vec![Ns::MAX; plan.len()];
-    while let Some((now, ev)) = evq.pop() {
-        match ev {
-            Ev::Submit(i) => {
-                let (_, fl, nr) = plan[i];
-                let bio = Bio {
-                    token: i as u64,
-                    op: Op::Write,
-                    flags: fl | flags::REQ_SYNC,
-                    sector: 8 * i as u64,
-                    nr_sectors: nr,
-                    nr_segments: nr.div_ceil(8) as u16,
-                    task: 0,
-                    cpu: 0,
-                    ioprio: IoPrioClass::Be,
-                    version: i as u64 + 1,
-                    queue_time: now,
-                    next: NO_BIO,
-                };
-                assert_eq!(
-                    q.submit_bio(&mut cpus, bio, &mut drv, now, &mut out),
-                    Submit::Done
-                );
-            }
-            Ev::Drv(p) => {
-                drv.on_event(p, &q.pool, now, &mut out.drv);
-                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
-            }
-            Ev::HwRun(h, at) => q.run_work(&mut cpus, h, at, 0, &mut drv, now, &mut out),
-        }
-        loop {
-            let mut progress = false;
-            for (at, p) in out.drv.events.drain(..) {
-                evq.push(at.max(now), Ev::Drv(p));
-                progress = true;
-            }
-            if !out.drv.completions.is_empty() {
-                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
-                progress = true;
-            }
-            for (h, d) in out.hw_runs.drain(..) {
-                evq.push(now + d, Ev::HwRun(h, now + d));
-                progress = true;
-            }
-            for (tok, st) in out.bio_done.drain(..) {
-                assert_eq!(st, BlkStatus::Ok);
-                assert_eq!(done[tok as usize], Ns::MAX, "bio {tok} completed twice");
-                done[tok as usize] = now;
-                progress = true;
-            }
-            if !progress {
-                break;
-            }
-        }
+    while let Some((now, i)) = b.next_script(&mut drv) {
+        let (_, fl, nr) = plan[i];
+        let bio = Bench::bio(
+            i as u64,
+            Op::Write,
+            fl | flags::REQ_SYNC,
+            8 * i as u64,
+            nr,
+            now,
+        );
+        assert_eq!(b.submit(&mut drv, bio, now), Submit::Done);
     }
-    assert!(done.iter().all(|&d| d != Ns::MAX), "a bio never completed");
-    assert!(q.quiescent(), "live {:?}", q.pool.live());
+    b.check_end();
     Run {
         seen: drv.seen,
-        stages: std::mem::take(&mut out.spans.stages),
-        busy: std::mem::take(&mut out.spans.busy),
-        done,
-        q,
-    }
-}
-
-/// The elevators live in blksim-sched, above this crate; the flush machinery treats every
-/// elevator alike, so a FIFO one stands in.
-#[derive(Default)]
-struct Fifo {
-    q: std::collections::VecDeque<RqId>,
-    dispatched: u64,
-}
-
-impl blksim_block::Elevator for Fifo {
-    fn cpu_footprint(&self) -> blksim_block::CpuFootprint {
-        blksim_block::CpuFootprint {
-            cost_pct: 100,
-            cold_lines: [0; 4],
-            lock_per_insert: false,
-            locked_finish: false,
-        }
-    }
-    fn name(&self) -> &'static str {
-        "fifo"
-    }
-    fn insert_requests(&mut self, _pool: &mut RqPool, rqs: &[RqId], at_head: bool, _now: Ns) {
-        for &r in rqs {
-            if at_head {
-                self.q.push_front(r);
-            } else {
-                self.q.push_back(r);
-            }
-        }
-    }
-    fn dispatch_request(&mut self, _pool: &mut RqPool, _now: Ns) -> Option<RqId> {
-        let r = self.q.pop_front();
-        self.dispatched += r.is_some() as u64;
-        r
-    }
-    fn has_work(&self) -> bool {
-        !self.q.is_empty()
-    }
-    fn stats(&self) -> Vec<(&'static str, u64)> {
-        vec![("dispatched", self.dispatched)]
+        stages: std::mem::take(&mut b.out.spans.stages),
+        busy: std::mem::take(&mut b.out.spans.busy),
+        done: b.done,
+        q: b.q,
     }
 }
 

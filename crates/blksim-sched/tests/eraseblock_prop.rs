@@ -8,57 +8,12 @@
 //! newest-data rule deliberately broken (`debug_break_newer_writes=1`) the same test must find
 //! lost writes.
 
-use blksim_block::driver::{CallCtx, DriverOut};
 use blksim_block::elevator::ElvParams;
-use blksim_block::queue::{BlkOut, Submit};
-use blksim_block::request::{flags, IoPrioClass, NO_BIO};
-use blksim_block::{Bio, BlkStatus, Driver, Op, QueueLimits, RequestQueue, RqId, RqPool};
-use blksim_core::{EventQueue, Ns, Rng};
-
-struct FakeDrv {
-    rng: Rng,
-    max_lat: Ns,
-}
-
-impl Driver for FakeDrv {
-    fn name(&self) -> &str {
-        "fake"
-    }
-    fn nr_hw_queues(&self) -> u16 {
-        1
-    }
-    fn queue_depth(&self) -> u32 {
-        4
-    }
-    fn capacity_sectors(&self) -> u64 {
-        1 << 20
-    }
-    fn queue_rq(
-        &mut self,
-        _pool: &RqPool,
-        rq: RqId,
-        _hctx: u16,
-        _last: bool,
-        _ctx: CallCtx,
-        now: Ns,
-        out: &mut DriverOut,
-    ) -> BlkStatus {
-        let lat = self.rng.range_inclusive(1_000, self.max_lat);
-        out.events.push((now + lat, rq as u64));
-        BlkStatus::Ok
-    }
-    fn on_event(&mut self, payload: u64, _pool: &RqPool, _now: Ns, out: &mut DriverOut) {
-        out.completions.push((payload as RqId, BlkStatus::Ok));
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ev {
-    Submit,
-    Drv(u64),
-    HwRun(u16, Ns),
-    Timer(Ns),
-}
+use blksim_block::queue::Submit;
+use blksim_block::request::flags;
+use blksim_block::testing::{Bench, Ev, FakeDrv};
+use blksim_block::{Op, QueueLimits, RequestQueue};
+use blksim_core::Rng;
 
 struct Outcome {
     mismatches: u64,
@@ -102,131 +57,63 @@ fn run(seed: u64, broken: bool) -> Outcome {
         elv.set_tunable("debug_break_newer_writes", "1").unwrap();
     }
     let mut tag_rng = Rng::from_seed(seed ^ 0x55);
-    let mut cpus = blksim_block::cpu::CpuModel::default();
-    let mut q = RequestQueue::new(lim, Some(elv), 1, 4, 1, &mut tag_rng);
-    let mut drv = FakeDrv {
-        rng: Rng::from_seed(seed ^ 0xabc),
-        max_lat: 3_000_000,
-    };
-    let mut out = BlkOut::default();
-    let mut evq: EventQueue<Ev> = EventQueue::new();
+    // Four tags; each request takes 1 us to 3 ms, drawn from its own stream.
+    let mut lat_rng = Rng::from_seed(seed ^ 0xabc);
+    let mut drv = FakeDrv::new(1, 4, move |_| lat_rng.range_inclusive(1_000, 3_000_000));
     let total_ops = 400u64;
+    let mut b = Bench::new(
+        RequestQueue::new(lim, Some(elv), 1, 4, 1, &mut tag_rng),
+        total_ops as usize,
+    );
     let mut submitted = 0u64;
-    let mut outstanding = 0u32;
-    let mut done = vec![0u32; total_ops as usize];
     let mut version = 0u64;
-    let mut timer_at: Option<Ns> = None;
-    evq.push(0, Ev::Submit);
-    let mut guard = 0u64;
-    while let Some((now, ev)) = evq.pop() {
-        guard += 1;
-        assert!(guard < 5_000_000, "seed {seed}: runaway");
-        match ev {
-            Ev::Submit => {
-                // A burst of 1..6 bios, then the next burst after a random pause.
-                let burst = rng.range_inclusive(1, 6);
-                for _ in 0..burst {
-                    if submitted >= total_ops || outstanding >= 48 {
-                        break;
-                    }
-                    let r = rng.below(100);
-                    // fsync is an empty REQ_OP_WRITE | REQ_PREFLUSH bio (blkdev_issue_flush);
-                    // O_SYNC writes are REQ_FUA.
-                    let (op, fl, empty) = if r < 45 {
-                        (Op::Read, 0, false)
-                    } else if r < 88 {
-                        (Op::Write, flags::REQ_SYNC, false)
-                    } else if r < 93 {
-                        (Op::Write, flags::REQ_SYNC | flags::REQ_FUA, false)
-                    } else {
-                        (Op::Write, flags::REQ_SYNC | flags::REQ_PREFLUSH, true)
-                    };
-                    let (sector, nr) = if empty {
-                        (0, 0)
-                    } else {
-                        let nr = rng.range_inclusive(1, 16) as u32;
-                        (rng.below(256 - nr as u64), nr)
-                    };
-                    let v = if op == Op::Write && !empty {
-                        version += 1;
-                        version
-                    } else {
-                        0
-                    };
-                    let bio = Bio {
-                        token: submitted,
-                        op,
-                        flags: fl,
-                        sector,
-                        nr_sectors: nr,
-                        nr_segments: (nr as u16).div_ceil(8).max(1),
-                        task: 0,
-                        cpu: 0,
-                        ioprio: IoPrioClass::Be,
-                        version: v,
-                        queue_time: now,
-                        next: NO_BIO,
-                    };
-                    submitted += 1;
-                    outstanding += 1;
-                    let s = q.submit_bio(&mut cpus, bio, &mut drv, now, &mut out);
-                    assert_eq!(s, Submit::Done, "seed {seed}: no tag waits expected");
-                }
-                if submitted < total_ops {
-                    evq.push(now + rng.range_inclusive(0, 2_000_000), Ev::Submit);
-                }
-            }
-            Ev::Drv(p) => {
-                drv.on_event(p, &q.pool, now, &mut out.drv);
-                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
-            }
-            Ev::HwRun(h, at) => q.run_work(&mut cpus, h, at, 0, &mut drv, now, &mut out),
-            Ev::Timer(at) => {
-                if timer_at == Some(at) {
-                    timer_at = None;
-                    q.elevator_timer(now, &mut out);
-                }
-            }
-        }
-        // Drain what the layers asked for.
-        loop {
-            let mut progress = false;
-            for (at, p) in out.drv.events.drain(..) {
-                evq.push(at.max(now), Ev::Drv(p));
-                progress = true;
-            }
-            if !out.drv.completions.is_empty() {
-                q.drain_driver_completions(&mut cpus, &mut drv, now, &mut out);
-                progress = true;
-            }
-            for (h, d) in out.hw_runs.drain(..) {
-                evq.push(now + d, Ev::HwRun(h, now + d));
-                progress = true;
-            }
-            for (tok, st) in out.bio_done.drain(..) {
-                assert_eq!(st, BlkStatus::Ok);
-                done[tok as usize] += 1;
-                outstanding -= 1;
-                progress = true;
-            }
-            assert!(out.task_unblocked.is_empty());
-            if !progress {
+    b.evq.push(0, Ev::Script(0));
+    while let Some((now, _)) = b.next_script(&mut drv) {
+        // A burst of 1..6 bios, then the next burst after a random pause.
+        let burst = rng.range_inclusive(1, 6);
+        for _ in 0..burst {
+            if submitted >= total_ops || submitted - b.completed >= 48 {
                 break;
             }
+            let r = rng.below(100);
+            // fsync is an empty REQ_OP_WRITE | REQ_PREFLUSH bio (blkdev_issue_flush);
+            // O_SYNC writes are REQ_FUA.
+            let (op, fl, empty) = if r < 45 {
+                (Op::Read, 0, false)
+            } else if r < 88 {
+                (Op::Write, flags::REQ_SYNC, false)
+            } else if r < 93 {
+                (Op::Write, flags::REQ_SYNC | flags::REQ_FUA, false)
+            } else {
+                (Op::Write, flags::REQ_SYNC | flags::REQ_PREFLUSH, true)
+            };
+            let (sector, nr) = if empty {
+                (0, 0)
+            } else {
+                let nr = rng.range_inclusive(1, 16) as u32;
+                (rng.below(256 - nr as u64), nr)
+            };
+            let v = if op == Op::Write && !empty {
+                version += 1;
+                version
+            } else {
+                0
+            };
+            let mut bio = Bench::bio(submitted, op, fl, sector, nr, now);
+            bio.nr_segments = bio.nr_segments.max(1);
+            bio.version = v;
+            submitted += 1;
+            let s = b.submit(&mut drv, bio, now);
+            assert_eq!(s, Submit::Done, "seed {seed}: no tag waits expected");
         }
-        if let Some(t) = q.elevator_next_timer() {
-            if timer_at.map(|c| t < c).unwrap_or(true) {
-                let at = t.max(now);
-                timer_at = Some(at);
-                evq.push(at, Ev::Timer(at));
-            }
+        if submitted < total_ops {
+            b.evq
+                .push(now + rng.range_inclusive(0, 2_000_000), Ev::Script(0));
         }
-    }
-    for (i, &d) in done.iter().enumerate().take(submitted as usize) {
-        assert_eq!(d, 1, "seed {seed}: bio {i} completed {d} times");
     }
     assert_eq!(submitted, total_ops);
-    assert!(q.quiescent(), "seed {seed}: live {:?}", q.pool.live());
+    b.check_end();
+    let q = &b.q;
     let stats = q.elevator().unwrap().stats();
     Outcome {
         mismatches: q.integrity.mismatches,
