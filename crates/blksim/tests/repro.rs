@@ -468,51 +468,77 @@ fn mmc_events_in_blktrace_and_json() {
 /// so they are run as 4 KiB random I/O at queue depth 1 over the iozone file).
 #[test]
 fn s6_sd_a1_pi4() {
-    let mut t = Table::new("§6 sd-a1-pi4, MiB/s (SanDisk Extreme Pro A1 32 GB, Raspberry Pi 4)");
+    let (r, w, seq_mb_s) = s6_card(
+        "sd-a1-pi4",
+        "SanDisk Extreme Pro A1 32 GB",
+        [43.87, 38.8, 9.82, 4.70],
+        ("A1", 1500.0, 500.0),
+    );
+    assert!(r >= 1500.0 && w >= 500.0, "A1 minimums: {r} and {w} IOPS");
+    assert!(
+        seq_mb_s >= 10.0,
+        "A1 sustained sequential write: {seq_mb_s} MB/s"
+    );
+}
+
+/// One card of §6's table: hdparm and dd (MiB/s, and dd's MB/s as published), iozone's 4K
+/// random read and write (MiB/s), fitted at ±10 %; then the random IOPS against the card's
+/// application-class minimums (`class`, read, write), as information. Returns the random
+/// read and write IOPS and dd's MB/s.
+fn s6_card(
+    device: &str,
+    card: &str,
+    published: [f64; 4],
+    class: (&str, f64, f64),
+) -> (f64, f64, f64) {
+    let mut t = Table::new(&format!("§6 {device}, MiB/s ({card}, Raspberry Pi 4)"));
     let mib = |v: &Value, name: &str| kib_s(job(v, name)) / 1024.0;
-    let v = run("sd-a1-pi4", &["s6-sd-pi4/hdparm-read.fio", "--runtime=1"]);
-    t.row("hdparm -t read", "fit", 43.87, mib(&v, "hdparm"), 0.10);
-    let dd = run("sd-a1-pi4", &["s6-sd-pi4/dd-write.fio", "--size=64m"]);
+    let [hdparm, dd_mb_s, randread, randwrite] = published;
+    let v = run(device, &["s6-sd-pi4/hdparm-read.fio", "--runtime=1"]);
+    t.row("hdparm -t read", "fit", hdparm, mib(&v, "hdparm"), 0.10);
+    let dd = run(device, &["s6-sd-pi4/dd-write.fio", "--size=64m"]);
     t.row(
-        "dd write (38.8 MB/s)",
+        &format!("dd write ({dd_mb_s} MB/s)"),
         "fit",
-        38.8e6 / 1048576.0,
+        dd_mb_s * 1e6 / 1048576.0,
         mib(&dd, "dd"),
         0.10,
     );
-    let rr = run(
-        "sd-a1-pi4",
-        &["s6-sd-pi4/iozone-randread.fio", "--runtime=1"],
-    );
+    let rr = run(device, &["s6-sd-pi4/iozone-randread.fio", "--runtime=1"]);
     t.row(
         "iozone 4K random read",
         "fit",
-        9.82,
+        randread,
         mib(&rr, "randread"),
         0.10,
     );
-    let rw = run(
-        "sd-a1-pi4",
-        &["s6-sd-pi4/iozone-randwrite.fio", "--runtime=1"],
-    );
+    let rw = run(device, &["s6-sd-pi4/iozone-randwrite.fio", "--runtime=1"]);
     t.row(
         "iozone 4K random write",
         "fit",
-        4.70,
+        randwrite,
         mib(&rw, "randwrite"),
         0.10,
     );
     let iops = |v: &Value, name: &str| dir(job(v, name))["iops"].as_f64().unwrap();
     let (r, w) = (iops(&rr, "randread"), iops(&rw, "randwrite"));
-    t.row("A1 random read IOPS (min 1500)", "min", 1500.0, r, 0.0);
-    t.row("A1 random write IOPS (min 500)", "min", 500.0, w, 0.0);
-    t.finish();
-    assert!(r >= 1500.0 && w >= 500.0, "A1 minimums: {r} and {w} IOPS");
-    let seq_mb_s = kib_s(job(&dd, "dd")) * 1024.0 / 1e6;
-    assert!(
-        seq_mb_s >= 10.0,
-        "A1 sustained sequential write: {seq_mb_s} MB/s"
+    let (name, min_r, min_w) = class;
+    t.row(
+        &format!("{name} random read IOPS (min {min_r})"),
+        "min",
+        min_r,
+        r,
+        0.0,
     );
+    t.row(
+        &format!("{name} random write IOPS (min {min_w})"),
+        "min",
+        min_w,
+        w,
+        0.0,
+    );
+    t.finish();
+    (r, w, kib_s(job(&dd, "dd")) * 1024.0 / 1e6)
 }
 
 /// §7: a PCIe 4.0 NVMe SSD on a 10-core server. The device is the datasheet's; two values
@@ -778,45 +804,12 @@ fn s9_ufs_datasheets() {
 /// queue depth 1, as measured; it does reach A1's.
 #[test]
 fn s6_sd_a2_pi4() {
-    let mut t = Table::new("§6 sd-a2-pi4, MiB/s (SanDisk Extreme A2 64 GB, Raspberry Pi 4)");
-    let mib = |v: &Value, name: &str| kib_s(job(v, name)) / 1024.0;
-    let v = run("sd-a2-pi4", &["s6-sd-pi4/hdparm-read.fio", "--runtime=1"]);
-    t.row("hdparm -t read", "fit", 43.73, mib(&v, "hdparm"), 0.10);
-    let dd = run("sd-a2-pi4", &["s6-sd-pi4/dd-write.fio", "--size=64m"]);
-    t.row(
-        "dd write (36.3 MB/s)",
-        "fit",
-        36.3e6 / 1048576.0,
-        mib(&dd, "dd"),
-        0.10,
-    );
-    let rr = run(
+    let (r, w, _) = s6_card(
         "sd-a2-pi4",
-        &["s6-sd-pi4/iozone-randread.fio", "--runtime=1"],
+        "SanDisk Extreme A2 64 GB",
+        [43.73, 36.3, 7.35, 3.70],
+        ("A2", 4000.0, 2000.0),
     );
-    t.row(
-        "iozone 4K random read",
-        "fit",
-        7.35,
-        mib(&rr, "randread"),
-        0.10,
-    );
-    let rw = run(
-        "sd-a2-pi4",
-        &["s6-sd-pi4/iozone-randwrite.fio", "--runtime=1"],
-    );
-    t.row(
-        "iozone 4K random write",
-        "fit",
-        3.70,
-        mib(&rw, "randwrite"),
-        0.10,
-    );
-    let iops = |v: &Value, name: &str| dir(job(v, name))["iops"].as_f64().unwrap();
-    let (r, w) = (iops(&rr, "randread"), iops(&rw, "randwrite"));
-    t.row("A2 random read IOPS (min 4000)", "min", 4000.0, r, 0.0);
-    t.row("A2 random write IOPS (min 2000)", "min", 2000.0, w, 0.0);
-    t.finish();
     assert!(r < 4000.0 && w < 2000.0, "{r} {w}");
     assert!(r >= 1500.0 && w >= 500.0, "A1 minimums: {r} {w}");
 }
