@@ -280,14 +280,16 @@ impl RequestQueue {
         false
     }
 
-    /// Merge queued request `b` into `a` (b follows a) and free `b`.
+    /// Merge queued request `b` into `a` (b follows a) and free `b`. As `attempt_merge` does,
+    /// `a` takes `b`'s data before the elevator hears of it (`elv_merge_requests`), so that
+    /// the merge hash files `a` under its new end sector (`elv_rqhash_reposition`).
     pub(super) fn merge_two_queued(&mut self, a: RqId, b: RqId, now: &mut Ns, out: &mut BlkOut) {
+        self.pool.merge_requests(a, b);
         let elv = self
             .elevator
             .as_mut()
             .expect("queued merges need an elevator");
         elv.requests_merged(&mut self.pool, a, b);
-        self.pool.merge_requests(a, b);
         self.stats.rq_merges += 1;
         // The absorbed request takes the older deadline (`dd_merged_requests` keeps the
         // earlier fifo_time); the elevator did that in `requests_merged`.
