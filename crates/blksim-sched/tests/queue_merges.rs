@@ -8,9 +8,12 @@ use blksim_core::Ns;
 
 const MS: Ns = 1_000_000;
 
-/// A queue of one driver tag under `elevator`; every request takes 1 ms.
-fn bench(elevator: &str, bios: usize) -> (Bench, FakeDrv) {
-    let lim = QueueLimits::default();
+/// A queue of one driver tag under `elevator`, with `nomerges`; every request takes 1 ms.
+fn bench(elevator: &str, nomerges: u8, bios: usize) -> (Bench, FakeDrv) {
+    let lim = QueueLimits {
+        nomerges,
+        ..QueueLimits::default()
+    };
     let p = ElvParams {
         nr_requests: lim.nr_requests,
         queue_depth: 1,
@@ -50,7 +53,7 @@ fn a_request_merged_twice_is_found_at_its_new_end() {
             (508, 8), // back-merges into D, which becomes last_merge
             (24, 8),  // starts at A's end: found through the merge hash
         ];
-        let (mut b, mut drv) = bench(elevator, plan.len());
+        let (mut b, mut drv) = bench(elevator, 0, plan.len());
         for (i, &(sector, nr)) in plan.iter().enumerate() {
             let bio = Bench::bio(i as u64, Op::Write, 0, sector, nr, 0);
             b.submit(&mut drv, bio, 0);
@@ -60,5 +63,36 @@ fn a_request_merged_twice_is_found_at_its_new_end() {
         sizes.sort();
         assert_eq!(sizes, [16, 32], "{elevator}: {:?}", drv.seen);
         assert_eq!(b.q.stats.rq_merges, 1, "{elevator}");
+    }
+}
+
+/// A plug flushes W0, W1000, W8 (plug merging tries only the last request, W1000). The
+/// elevator takes the list a request at a time, each first trying an insert merge
+/// (`dd_insert_request`, `bfq_insert_request` → `blk_mq_sched_try_insert_merge`), so W8
+/// appends to W0, inserted just before it: the driver sees two requests. W0, the first
+/// request inserted, is `last_merge`, the one-hit cache `elv_attempt_insert_merge` still
+/// tries with `nomerges=1`; `nomerges=2` turns every merge off.
+#[test]
+fn a_plugged_list_merges_into_its_own_earlier_requests() {
+    for elevator in ["mq-deadline", "bfq"] {
+        for (nomerges, want) in [(0, &[8, 16][..]), (1, &[8, 16]), (2, &[8, 8, 8])] {
+            let (mut b, mut drv) = bench(elevator, nomerges, 3);
+            b.q.start_plug(0);
+            for (i, sector) in [0, 1000, 8].into_iter().enumerate() {
+                let bio = Bench::bio(i as u64, Op::Write, 0, sector, 8, 0);
+                b.submit(&mut drv, bio, 0);
+            }
+            let mut t = 0;
+            b.q.finish_plug(&mut b.cpus, 0, &mut drv, &mut t, &mut b.out);
+            b.settle(&mut drv, 0);
+            b.finish(&mut drv);
+            let mut sizes = seen(&drv);
+            sizes.sort();
+            assert_eq!(
+                sizes, want,
+                "{elevator} nomerges={nomerges}: {:?}",
+                drv.seen
+            );
+        }
     }
 }

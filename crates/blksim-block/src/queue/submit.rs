@@ -438,32 +438,26 @@ impl RequestQueue {
             }
         }
         if let Some(elv) = self.elevator.as_mut() {
-            // mq-deadline may merge at insert (`blk_mq_sched_try_insert_merge`): the elevator
-            // moves the bios into the queued request; the core frees the empty shell.
+            // `dd_insert_requests` and `bfq_insert_requests` take the list a request at a time,
+            // each first trying to merge into a queued one (`blk_mq_sched_try_insert_merge`,
+            // which reads `nomerges` itself): so a request may merge into one inserted just
+            // before it from the same list. The elevator moves the bios; the core frees the
+            // empty shells.
             let mut merged_away: Vec<RqId> = Vec::new();
             for &rq in list {
-                if self.lim.nomerges == 0 && elv.try_insert_merge(&mut self.pool, rq).is_some() {
+                if elv.try_insert_merge(&mut self.pool, rq).is_some() {
                     merged_away.push(rq);
                     continue;
                 }
                 let r = self.pool.get_mut(rq);
                 r.state = RqState::Queued;
                 r.rq_flags |= crate::request::rqf::ELV;
+                elv.insert_requests(&mut self.pool, std::slice::from_ref(&rq), false, *now);
             }
-            if merged_away.is_empty() {
-                elv.insert_requests(&mut self.pool, list, false, *now);
-            } else {
-                let rest: Vec<RqId> = list
-                    .iter()
-                    .copied()
-                    .filter(|r| !merged_away.contains(r))
-                    .collect();
-                elv.insert_requests(&mut self.pool, &rest, false, *now);
-                for rq in merged_away {
-                    self.stats.rq_merges += 1;
-                    let freed = self.pool.free_rq_shell(rq);
-                    self.release_tags(&freed, now, out);
-                }
+            for rq in merged_away {
+                self.stats.rq_merges += 1;
+                let freed = self.pool.free_rq_shell(rq);
+                self.release_tags(&freed, now, out);
             }
             self.reap_elv_released(now, out);
         } else {
