@@ -428,10 +428,11 @@ impl Elevator for Kyber {
         false
     }
 
-    /// While the hctx sits on a token wait queue (or was just woken by a freed token), a
-    /// completion must run the queue.
+    /// A freed token of a domain the hctx waits for woke it (`kyber_domain_wake` → run the
+    /// hardware queue): the completion runs the queue. A completion in another domain frees
+    /// no token the hctx waits for and wakes nothing.
     fn wants_run_on_completion(&self) -> bool {
-        self.woken || self.waiting.iter().any(|&w| w)
+        self.woken
     }
 
     fn tunables(&self) -> Vec<Tunable> {

@@ -85,7 +85,17 @@ fn tokens_throttle_and_completion_reruns() {
     }
     assert_eq!(got.len(), 16);
     assert!(k.has_work());
-    assert!(k.wants_run_on_completion());
+    // Waiting for an OTHER token: only a freed OTHER token wakes the hctx
+    // (`kyber_domain_wake`). A read's completion frees a READ token and wakes nothing.
+    let read = mk(&mut pool, Rq::read(4096), 0);
+    k.insert_requests(&mut pool, &[read], false, 0);
+    assert_eq!(k.dispatch_request(&mut pool, 0), Some(read));
+    assert!(!k.wants_run_on_completion());
+    k.finish_request(&pool, read, MSEC);
+    assert!(
+        !k.wants_run_on_completion(),
+        "a READ token does not wake an OTHER waiter"
+    );
     k.finish_request(&pool, got[0], MSEC);
     assert!(k.wants_run_on_completion());
     assert_eq!(k.dispatch_request(&mut pool, MSEC), Some(ids[16]));
