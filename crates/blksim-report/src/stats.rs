@@ -517,16 +517,18 @@ impl JobStats {
     }
 
     /// One I/O submitted with `cur_depth` I/Os in flight including itself
-    /// (`io_u_mark_depth(td, 1)`).
+    /// (`io_u_mark_depth(td, 1)`), at `now_ns`.
     #[inline]
-    pub fn record_depth(&mut self, cur_depth: u32) {
-        self.record_depth_n(cur_depth, 1);
+    pub fn record_depth(&mut self, now_ns: u64, cur_depth: u32) {
+        self.record_depth_n(now_ns, cur_depth, 1);
     }
 
-    /// `io_u_mark_depth(td, nr)`: `nr` I/Os submitted at depth `cur_depth`.
+    /// `io_u_mark_depth(td, nr)`: `nr` I/Os submitted at depth `cur_depth`. Like the
+    /// submit and complete marks, not during `ramp_time`: `reset_io_stats` clears
+    /// `io_u_map`, `io_u_submit` and `io_u_complete` when the ramp ends.
     #[inline]
-    pub fn record_depth_n(&mut self, cur_depth: u32, nr: u32) {
-        if !self.opts.stats {
+    pub fn record_depth_n(&mut self, now_ns: u64, cur_depth: u32, nr: u32) {
+        if !self.counting(now_ns) {
             return;
         }
         let idx = match cur_depth {
@@ -541,20 +543,20 @@ impl JobStats {
         self.io_u_map[idx] += nr as u64;
     }
 
-    /// One submission call that queued `batch` I/Os (`io_u_mark_submit`).
+    /// One submission call that queued `batch` I/Os (`io_u_mark_submit`), at `now_ns`.
     #[inline]
-    pub fn record_submit(&mut self, batch: u32) {
-        if !self.opts.stats {
+    pub fn record_submit(&mut self, now_ns: u64, batch: u32) {
+        if !self.counting(now_ns) {
             return;
         }
         self.io_u_submit[map_idx(batch)] += 1;
         self.total_submit += 1;
     }
 
-    /// One reap call that completed `batch` I/Os (`io_u_mark_complete`).
+    /// One reap call that completed `batch` I/Os (`io_u_mark_complete`), at `now_ns`.
     #[inline]
-    pub fn record_complete(&mut self, batch: u32) {
-        if !self.opts.stats {
+    pub fn record_complete(&mut self, now_ns: u64, batch: u32) {
+        if !self.counting(now_ns) {
             return;
         }
         self.io_u_complete[map_idx(batch)] += 1;
@@ -956,11 +958,11 @@ mod tests {
     fn depth_submit_latency_buckets() {
         let mut j = JobStats::new(0, &StatsOptions::default());
         for d in [1, 2, 3, 4, 8, 16, 32, 64, 1000] {
-            j.record_depth(d);
+            j.record_depth(0, d);
         }
         assert_eq!(j.io_u_map, [1, 2, 1, 1, 1, 1, 2]);
         for b in [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65] {
-            j.record_submit(b);
+            j.record_submit(0, b);
         }
         assert_eq!(j.io_u_submit, [1, 2, 2, 2, 2, 2, 1]);
         assert_eq!(j.total_submit, 12);

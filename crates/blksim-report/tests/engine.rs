@@ -9,10 +9,10 @@ fn run_job(seed: u64, n: u64) -> JobStats {
     let mut t = 0u64;
     for i in 0..n {
         t += 10_000 + (i * seed) % 7_000;
-        js.record_depth(1);
-        js.record_submit(1);
+        js.record_depth(t, 1);
+        js.record_submit(t, 1);
         js.record_io(0, t, 4096, 300 + i % 50, 5_000 + (i * 31 + seed) % 20_000);
-        js.record_complete(1);
+        js.record_complete(t, 1);
     }
     js.finish(t + 1000);
     js

@@ -432,7 +432,7 @@ impl Sim {
         if n == 0 {
             return;
         }
-        task.stats.record_submit(n);
+        task.stats.record_submit(now, n);
         task.in_flight += n;
         for i in 0..task.commit_batch.len() {
             let id = task.commit_batch[i];
@@ -446,7 +446,7 @@ impl Sim {
             }
         }
         let depth_now = task.in_flight;
-        task.stats.record_depth_n(depth_now, n);
+        task.stats.record_depth_n(now, depth_now, n);
         if task.null_engine {
             // fio's null engine completes at commit without touching a device.
             let batch = std::mem::take(&mut task.commit_batch);
@@ -807,7 +807,7 @@ impl Sim {
             }
         }
         task.completed.drain(..n);
-        task.stats.record_complete(n as u32);
+        task.stats.record_complete(now, n as u32);
         task.in_flight -= n as u32;
         for io in &failed {
             self.io_error(t, io);

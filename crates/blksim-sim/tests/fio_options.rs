@@ -1,0 +1,42 @@
+//! fio's option semantics as fio 3.33 (Debian's) gives them: each case states what fio does,
+//! from its source, and was run against that fio (the null engine or libaio on a file).
+
+mod common;
+use common::*;
+
+/// `ramp_time`: when the ramp ends fio's `reset_io_stats` clears the I/O depth, submit and
+/// complete histograms with the I/O counts, so "IO depths" sums to the I/Os counted after
+/// the ramp (fio 3.33, libaio QD8, 1 s ramp and 1 s run: 8=100.0%).
+#[test]
+fn ramp_time_clears_the_depth_histograms() {
+    let out = run(
+        &[
+            "--name=t",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--ramp_time=100ms",
+            "--runtime=100ms",
+            "--time_based",
+        ],
+        &["irqmode=2"],
+    );
+    let s = &out.tasks[0].stats;
+    let counted = s.dir[0].total_ios;
+    let depth_marks: u64 = s.io_u_map.iter().sum();
+    assert!(counted > 10_000, "{counted}");
+    // The marks are made at submission, the counts at completion: they differ by the I/Os
+    // in flight at either end of the counted span.
+    assert!(
+        depth_marks.abs_diff(counted) <= 16,
+        "{depth_marks} depth marks for {counted} I/Os counted"
+    );
+    let completes: u64 = s.io_u_complete.iter().sum();
+    assert_eq!(completes, s.total_complete);
+    assert!(
+        s.total_complete <= counted + 8,
+        "{} reaps",
+        s.total_complete
+    );
+}
