@@ -335,7 +335,8 @@ impl Sim {
                 spec.iodepth_batch_submit.min(depth)
             };
             let complete_min = spec.iodepth_batch_complete_min.min(depth);
-            let iodepth_low = spec.iodepth_low.unwrap_or(depth).min(depth);
+            // `fixup_options`: 0 (or more than iodepth) means iodepth.
+            let iodepth_low = spec.effective_iodepth_low().min(depth);
             // fio's null engine is FIO_SYNCIO at iodepth=1 (`null_init`): no slat either.
             let is_sync_engine = spec.ioengine.is_sync() || (null_engine && spec.iodepth <= 1);
             let samp = logs::sampling(spec);

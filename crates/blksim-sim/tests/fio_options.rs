@@ -40,3 +40,29 @@ fn ramp_time_clears_the_depth_histograms() {
         s.total_complete
     );
 }
+
+/// `iodepth_low=0` is `iodepth` (`fixup_options`: "if (o->iodepth_low > o->iodepth ||
+/// !o->iodepth_low) o->iodepth_low = o->iodepth"): fio refills as soon as one I/O is reaped
+/// and keeps QD8 full (fio 3.33: 8=99.7%), where draining to 0 would spread the depths.
+#[test]
+fn iodepth_low_zero_is_iodepth() {
+    let depths = |low: &str| {
+        let out = run(
+            &[
+                "--name=t",
+                "--rw=randread",
+                "--bs=4k",
+                "--ioengine=libaio",
+                "--iodepth=8",
+                low,
+                "--number_ios=4000",
+            ],
+            &["irqmode=2"],
+        );
+        out.tasks[0].stats.io_u_map
+    };
+    let unset = depths("--iodepth_low=8");
+    assert_eq!(depths("--iodepth_low=0"), unset);
+    let total: u64 = unset.iter().sum();
+    assert!(unset[3] * 100 >= total * 99, "{unset:?}");
+}
