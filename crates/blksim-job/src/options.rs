@@ -806,6 +806,14 @@ pub(crate) fn finalize(spec: &mut JobSpec) {
     if spec.ioengine.is_sync() && spec.iodepth > 1 && !spec.io_submit_offload {
         spec.notes.push(SYNC_NOTE.to_string());
     }
+    // `fixup_options`: "if (!o->timeout && o->time_based)" fio says so and runs the job by
+    // its size. Kept as asked, so that a runtime given later (an override) still applies.
+    const TIME_BASED_NOTE: &str = "fio: time_based requires a runtime/timeout setting";
+    spec.notes.retain(|n| n != TIME_BASED_NOTE);
+    spec.time_based = spec.time_based_asked && spec.runtime_ns > 0;
+    if spec.time_based_asked && spec.runtime_ns == 0 {
+        spec.notes.push(TIME_BASED_NOTE.to_string());
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1907,7 +1915,8 @@ fn set_runtime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), S
 }
 
 fn set_time_based(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    j.time_based = parse_bool(v)?;
+    j.time_based_asked = parse_bool(v)?;
+    j.time_based = j.time_based_asked;
     Ok(())
 }
 

@@ -281,7 +281,10 @@ pub struct JobSpec {
     pub group_reporting: bool,
     /// Nanoseconds; 0 = unlimited.
     pub runtime_ns: u64,
+    /// `time_based` in effect: asked for and with a runtime (`fixup_options`).
     pub time_based: bool,
+    /// `time_based` as the job file or command line set it.
+    pub time_based_asked: bool,
     pub ramp_time_ns: u64,
     /// `startdelay` (low, high) in ns; a range picks at random.
     pub startdelay_ns: (u64, u64),
@@ -566,6 +569,7 @@ impl Default for JobSpec {
             group_reporting: false,
             runtime_ns: 0,
             time_based: false,
+            time_based_asked: false,
             ramp_time_ns: 0,
             startdelay_ns: (0, 0),
             loops: 1,

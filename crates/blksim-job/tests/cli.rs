@@ -54,7 +54,7 @@ fn name_global_makes_a_global_section_and_order_matters() {
     .unwrap();
     assert_eq!(set.jobs[0].bs[0].min, 16384);
     assert_eq!(set.jobs[1].bs[0].min, 65536);
-    assert!(!set.jobs[0].time_based && set.jobs[1].time_based);
+    assert!(!set.jobs[0].time_based_asked && set.jobs[1].time_based_asked);
 }
 
 #[test]

@@ -179,7 +179,7 @@ fn valueless_booleans() {
         "[a]\ntime_based\ngroup_reporting\nnorandommap\nthread\ndirect\nbs_unaligned\nend_fsync\n",
     );
     let j = &s.jobs[0];
-    assert!(j.time_based && j.group_reporting && j.norandommap && j.thread && j.direct);
+    assert!(j.time_based_asked && j.group_reporting && j.norandommap && j.thread && j.direct);
     assert!(j.bs_unaligned && j.end_fsync);
     let s = parse("[a]\ndirect=1\nbuffered=1\n");
     assert!(!s.jobs[0].direct, "buffered=1 is direct=0, last wins");

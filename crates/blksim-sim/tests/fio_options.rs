@@ -66,3 +66,37 @@ fn iodepth_low_zero_is_iodepth() {
     let total: u64 = unset.iter().sum();
     assert!(unset[3] * 100 >= total * 99, "{unset:?}");
 }
+
+/// `time_based` without a runtime: fio's `fixup_options` says "fio: time_based requires a
+/// runtime/timeout setting", turns it off and runs the job by its size (fio 3.33: 1024 I/Os
+/// for 4 MiB of 4 KiB reads). A runtime given later still makes it time-based.
+#[test]
+fn time_based_without_runtime_runs_by_size() {
+    let args = [
+        "--name=t",
+        "--rw=randread",
+        "--bs=4k",
+        "--ioengine=libaio",
+        "--iodepth=8",
+        "--size=4m",
+        "--time_based",
+    ];
+    let j = jobs(&args);
+    assert!(!j.jobs[0].time_based);
+    assert!(
+        j.jobs[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("time_based requires a runtime")),
+        "{:?}",
+        j.jobs[0].notes
+    );
+    let out = run(&args, &["irqmode=2"]);
+    assert_eq!(out.tasks[0].stats.dir[0].total_ios, 1024);
+    let mut timed = args.to_vec();
+    timed.push("--runtime=50ms");
+    let j = jobs(&timed);
+    assert!(j.jobs[0].time_based && j.jobs[0].notes.is_empty());
+    let out = run(&timed, &["irqmode=2"]);
+    assert!(out.tasks[0].stats.dir[0].total_ios > 1024);
+}

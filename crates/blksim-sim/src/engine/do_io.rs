@@ -31,11 +31,10 @@ impl Sim {
         for t in &mut self.tasks {
             let s = &specs[t.spec];
             t.time_based = s.time_based;
+            // A time_based job without a runtime runs by its size (`fixup_options` turns
+            // time_based off; the job spec did the same).
             if s.runtime_ns > 0 {
                 t.deadline = Some(s.runtime_ns + s.ramp_time_ns);
-            } else if s.time_based {
-                // time_based without runtime: fio would run forever; stop at ramp + 0.
-                t.deadline = Some(s.ramp_time_ns.max(1));
             }
         }
     }
