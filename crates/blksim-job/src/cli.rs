@@ -203,6 +203,7 @@ pub fn apply_overrides(set: &mut JobSet, opts: &[CliOption]) -> Result<(), Parse
         }
         finalize(job);
         crate::options::check_engine_options(job)?;
+        crate::options::check_rate_options(job)?;
     }
     Ok(())
 }

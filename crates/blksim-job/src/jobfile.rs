@@ -127,6 +127,7 @@ impl Builder {
         crate::options::drop_inherited_engine_options(&mut job, &self.global);
         finalize(&mut job);
         crate::options::check_engine_options(&job)?;
+        crate::options::check_rate_options(&job)?;
         self.set.jobs.push(job);
         Ok(())
     }

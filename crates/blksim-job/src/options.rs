@@ -779,6 +779,18 @@ pub(crate) fn drop_inherited_engine_options(job: &mut JobSpec, global: &JobSpec)
     }
 }
 
+/// `fixup_options`: a byte rate and an IOPS rate together are an error ("fio: rate and
+/// rate_iops are mutually exclusive"), in any directions.
+pub(crate) fn check_rate_options(spec: &JobSpec) -> Result<(), crate::ParseError> {
+    if spec.rate.iter().any(|&r| r > 0) && spec.rate_iops.iter().any(|&r| r > 0) {
+        return Err(spec.error_at(
+            &["rate_iops", "rate"],
+            "rate and rate_iops are mutually exclusive (fio refuses the job)",
+        ));
+    }
+    Ok(())
+}
+
 /// An engine option under an engine that lacks it is fio's "Bad option", at its line.
 pub(crate) fn check_engine_options(spec: &JobSpec) -> Result<(), crate::ParseError> {
     for (o, engines) in ENGINE_OPTIONS {

@@ -69,11 +69,14 @@ fn per_direction_lists() {
     assert_eq!(bs(2), vec![4096, 8192, 8192]);
     assert_eq!(bs(3), vec![512, 512, 16384]);
 
-    let s =
-        parse("[a]\nrate=1m,500k\nrate_iops=,100\npercentage_random=10,20\nblockalign=4k,,512\n");
+    let s = parse("[a]\nrate=1m,500k\npercentage_random=10,20\nblockalign=4k,,512\n");
     let j = &s.jobs[0];
     assert_eq!(j.rate, [1 << 20, 500 * 1024, 500 * 1024]);
-    assert_eq!(j.rate_iops, [0, 100, 100]);
+    // (rate and rate_iops together are refused, as fio does.)
+    assert_eq!(
+        parse("[a]\nrate_iops=,100\n").jobs[0].rate_iops,
+        [0, 100, 100]
+    );
     assert_eq!(j.percentage_random, [10, 20, 20]);
     assert_eq!(j.blockalign, [Some(4096), None, Some(512)]);
 
@@ -512,4 +515,20 @@ fn global_prefix_is_global_as_in_fio() {
     let s = parse("[global-defaults]\nbs=64k\n[a]\n");
     assert_eq!(s.jobs.len(), 1);
     assert_eq!(s.jobs[0].bs[R].min, 65536);
+}
+
+/// fio's `fixup_options` refuses a byte rate with an IOPS rate, whatever their directions
+/// ("fio: rate and rate_iops are mutually exclusive"); either alone is fine.
+#[test]
+fn rate_and_rate_iops_together_are_refused() {
+    let e = parse_job_str(
+        "[a]\nrw=randrw\nrate=1m,0\nrate_iops=0,100\n",
+        "job.fio",
+        &no_env,
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.option.as_deref()), (4, Some("rate_iops")), "{e}");
+    assert!(e.message.contains("mutually exclusive"), "{e}");
+    parse("[a]\nrw=randrw\nrate=1m\n");
+    parse("[a]\nrw=randrw\nrate_iops=100\n");
 }
