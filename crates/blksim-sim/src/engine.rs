@@ -464,12 +464,20 @@ impl Sim {
                 wrote: false,
                 thinktime_ns: spec.thinktime_ns,
                 thinktime_blocks: spec.thinktime_blocks.max(1),
-                rate_iops: spec.rate_iops,
-                rate_bps: spec.rate,
-                rate_issued_ios: [0; 3],
+                rate_bps: Ddir::ALL.map(|d| {
+                    let i = d.idx();
+                    if spec.rate[i] > 0 {
+                        spec.rate[i]
+                    } else {
+                        spec.rate_iops[i].saturating_mul(spec.min_bs(d).max(1))
+                    }
+                }),
+                rate_min_bs: Ddir::ALL.map(|d| spec.min_bs(d).max(1)),
                 rate_issued_bytes: [0; 3],
-                rate_poisson: spec.rate_poisson,
                 rate_next: [0; 3],
+                rate_poisson: spec.rate_poisson,
+                rate_last: [0; 3],
+                rate_epoch: None,
                 rate_rng: streams.stream(&format!("job{i}.rate")),
                 number_ios: spec.number_ios.saturating_mul(spec.loops.max(1) as u64),
                 number_ios_cfg: spec.number_ios.saturating_mul(spec.loops.max(1) as u64),

@@ -100,3 +100,36 @@ fn time_based_without_runtime_runs_by_size() {
     let out = run(&timed, &["irqmode=2"]);
     assert!(out.tasks[0].stats.dir[0].total_ios > 1024);
 }
+
+fn total_ios(args: &[&str]) -> u64 {
+    let out = run(args, &["irqmode=2"]);
+    out.tasks[0].stats.dir[0].total_ios
+}
+
+/// fio rates bytes (`__setup_rate`: `rate_iops` × the smallest block size), and due times
+/// follow the bytes issued since the rate clock started (`usec_for_io`), so a job that fell
+/// behind catches up. fio 3.33, 4 KiB reads at `rate_iops=100`: 200 I/Os in 2 s; with
+/// `bssplit=4k/50:64k/50` 24, as 400 KiB/s buys; with a 50 ms think time every 10 blocks
+/// 400 in 4 s (the think time is caught up); with a 1 s ramp 200 in the 2 s after it (the
+/// ramp's end restarts the rate clock).
+#[test]
+fn rate_iops_rates_bytes_and_catches_up() {
+    let job = |extra: &[&str], runtime: &str| {
+        let mut a = vec![
+            "--name=t",
+            "--rw=randread",
+            "--ioengine=libaio",
+            "--rate_iops=100",
+            "--time_based",
+            runtime,
+        ];
+        a.extend_from_slice(extra);
+        total_ios(&a)
+    };
+    assert_eq!(job(&["--bs=4k"], "--runtime=2"), 200);
+    let mixed = job(&["--bssplit=4k/50:64k/50"], "--runtime=2");
+    assert!((20..=28).contains(&mixed), "{mixed}");
+    let think = ["--bs=4k", "--thinktime=50ms", "--thinktime_blocks=10"];
+    assert_eq!(job(&think, "--runtime=4"), 400);
+    assert_eq!(job(&["--bs=4k", "--ramp_time=1"], "--runtime=2"), 200);
+}

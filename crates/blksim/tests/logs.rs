@@ -403,7 +403,8 @@ fn iolog_ios(path: &Path) -> Vec<(u64, String, u64, u64)> {
 #[test]
 fn read_iolog_replays_fio_logs() {
     let d = tmpdir("replay");
-    // 1 ms apart (rate_iops), served in 10 µs: the recorded times are the issue times.
+    // Each direction 1 ms apart (rate_iops), served in 10 µs: the recorded times are the
+    // issue times.
     run_in(
         &d,
         &[
@@ -420,13 +421,16 @@ fn read_iolog_replays_fio_logs() {
     );
     let a = iolog_ios(&d.join("a.iolog"));
     assert_eq!(a.len(), 400);
+    // The rate lets a direction that fell behind catch up in a burst (`usec_for_io`), which
+    // can fill the recording's 4 slots; the replays get room for a burst, so that a scaled
+    // replay does not wait for a completion the recording waited for.
     let replay = |name: &str, extra: &[&str]| -> Vec<(u64, String, u64, u64)> {
         let out = format!("--write_iolog={name}");
         let mut args = vec![
             "--device=null_blk",
             "--name=b",
             "--ioengine=libaio",
-            "--iodepth=4",
+            "--iodepth=8",
             "--read_iolog=a.iolog",
             &out,
         ];

@@ -329,32 +329,43 @@ impl Sim {
                 }
                 task.replay_due = None;
             }
-            // Rate limiting (`rate_iops`, `rate`): the issue time of the next I/O of this
-            // direction follows the I/Os already issued (`usec_for_io`).
+            // Rate limiting (`rate_iops`, `rate`): fio's `usec_for_io` sets when the next I/O
+            // of a direction is due, from the bytes issued since the rate clock started; a
+            // job that fell behind (a think time, a slow device) issues at once until it has
+            // caught up.
             let d = io.ddir.idx();
-            if task.rate_iops[d] > 0 || task.rate_bps[d] > 0 {
-                let next = task.rate_next[d];
+            if task.rate_bps[d] > 0 {
+                // The ramp's end restarts the rate clock (`reset_io_counters`).
+                let ramp_end = task.stats.start_ns;
+                let epoch = match task.rate_epoch {
+                    Some(e) if e >= ramp_end || now < ramp_end => e,
+                    _ => {
+                        task.rate_issued_bytes = [0; 3];
+                        task.rate_next = [0; 3];
+                        task.rate_last = [0; 3];
+                        *task.rate_epoch.insert(now)
+                    }
+                };
+                let next = epoch.saturating_add(task.rate_next[d]);
                 if now < next {
                     task.held = Some(io);
                     self.sleep_until(t, now, next);
                     return;
                 }
-                let gap = NSEC_PER_SEC
-                    .checked_div(task.rate_iops[d])
-                    .unwrap_or_else(|| {
-                        (io.len as u128 * NSEC_PER_SEC as u128 / task.rate_bps[d] as u128)
-                            .min(NS_HORIZON as u128) as Ns
-                    });
-                let gap = if task.rate_poisson {
-                    // Exponential inter-arrival times with the same mean (`rate_process=poisson`).
-                    let u = task.rate_rng.f64();
-                    (-(1.0 - u).ln() * gap as f64) as Ns
-                } else {
-                    gap
-                };
-                task.rate_next[d] = next.max(now.saturating_sub(gap)).saturating_add(gap);
-                task.rate_issued_ios[d] += 1;
+                let bps = task.rate_bps[d] as u128;
                 task.rate_issued_bytes[d] += io.len;
+                task.rate_next[d] = if task.rate_poisson {
+                    // Exponential gaps at the rate's IOPS (`rate_process=poisson`).
+                    let iops = (bps / task.rate_min_bs[d] as u128).max(1);
+                    let mean = NSEC_PER_SEC as f64 / iops as f64;
+                    let u = task.rate_rng.f64();
+                    let gap = (-(1.0 - u).ln() * mean) as Ns;
+                    task.rate_last[d] = task.rate_last[d].saturating_add(gap);
+                    task.rate_last[d]
+                } else {
+                    (task.rate_issued_bytes[d] as u128 * NSEC_PER_SEC as u128 / bps)
+                        .min(NS_HORIZON as u128) as Ns
+                };
             }
             if task.null_queued && !task.completed.is_empty() {
                 self.null_busy_reap(t, now);

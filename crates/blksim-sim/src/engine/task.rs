@@ -187,12 +187,19 @@ pub(crate) struct Task {
     pub(crate) wrote: bool,
     pub(crate) thinktime_ns: Ns,
     pub(crate) thinktime_blocks: u32,
-    pub(crate) rate_iops: [u64; 3],
+    /// fio's rate state per direction (`__setup_rate`, `usec_for_io`): bytes per second
+    /// (`rate`, else `rate_iops` × the direction's smallest block size), bytes issued since
+    /// the rate clock started, and when the next I/O is due, from that start.
     pub(crate) rate_bps: [u64; 3],
-    pub(crate) rate_issued_ios: [u64; 3],
+    pub(crate) rate_min_bs: [u64; 3],
     pub(crate) rate_issued_bytes: [u64; 3],
-    pub(crate) rate_poisson: bool,
     pub(crate) rate_next: [Ns; 3],
+    /// `rate_process=poisson`: the sum of the exponential gaps drawn (`last_usec`).
+    pub(crate) rate_poisson: bool,
+    pub(crate) rate_last: [Ns; 3],
+    /// fio's `td->epoch` for the rate: the first rated I/O, and again when the ramp ends
+    /// (`reset_all_stats` → `reset_io_counters` clears the rate state).
+    pub(crate) rate_epoch: Option<Ns>,
     pub(crate) rate_rng: blksim_core::Rng,
     /// `number_ios` × `loops` (`exceeds_number_ios`); 0 during a verify phase.
     pub(crate) number_ios: u64,
