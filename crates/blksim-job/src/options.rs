@@ -458,7 +458,11 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("rate_cycle", C::Rate, "Window average for rate limits (msec)"),
     unm("rate_ignore_thinktime", C::Rate, "Rated IO ignores thinktime settings"),
     unm("thinktime_spin", C::Rate, "Start think time by spinning this amount (usec)"),
-    unm("thinktime_blocks_type", C::Rate, "How thinktime_blocks takes effect"),
+    m("thinktime_blocks_type", &[], T::Str, "complete", C::Rate, "How thinktime_blocks takes effect",
+      set_thinktime_blocks_type).vals(&[
+        ("complete", "thinktime_blocks takes effect at the completion side"),
+        ("issue", "thinktime_blocks takes effect at the issue side"),
+    ]),
     unm("thinktime_iotime", C::Rate, "Timed IO period between 'thinktime'"),
     unm("bs_is_seq_rand", C::BlockSize, "Consider any blocksize setting to be sequential,random"),
     unm("random_sequence_stride", C::Random, "Stride for the 'sequence' random distribution"),
@@ -1975,6 +1979,19 @@ fn set_rate_process(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<
 
 fn set_thinktime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.thinktime_ns = time_opt(v, NS_PER_US, MAX_THINKTIME_NS)?;
+    Ok(())
+}
+
+fn set_thinktime_blocks_type(
+    j: &mut JobSpec,
+    o: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.thinktime_blocks_issue = match v.trim() {
+        "complete" => false,
+        "issue" => true,
+        _ => return Err(invalid_choice(v, o)),
+    };
     Ok(())
 }
 

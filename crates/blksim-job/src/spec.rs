@@ -326,6 +326,9 @@ pub struct JobSpec {
     /// `thinktime` in ns.
     pub thinktime_ns: u64,
     pub thinktime_blocks: u32,
+    /// `thinktime_blocks_type=issue`: count the I/Os issued; fio's default counts those
+    /// completed.
+    pub thinktime_blocks_issue: bool,
     pub fsync: u32,
     pub fdatasync: u32,
     pub end_fsync: bool,
@@ -598,6 +601,7 @@ impl Default for JobSpec {
             rate_poisson: false,
             thinktime_ns: 0,
             thinktime_blocks: 1,
+            thinktime_blocks_issue: false,
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,

@@ -133,3 +133,36 @@ fn rate_iops_rates_bytes_and_catches_up() {
     assert_eq!(job(&think, "--runtime=4"), 400);
     assert_eq!(job(&["--bs=4k", "--ramp_time=1"], "--runtime=2"), 200);
 }
+
+/// `thinktime_blocks_type` (`handle_thinktime`): fio 3.33 counts completed I/Os by default
+/// and issued ones with `issue`, and notes the count before it waits for the I/Os in flight
+/// (`io_u_quiesce`), whose completions then count toward the next think time. QD8, a 10 ms
+/// think time every 4 blocks, 1 s (fio 3.33 on this machine, whose sleeps overshoot by
+/// about 4 %: 529 and 384): `issue` is 4 I/Os per think time, 400; `complete` about 550.
+/// The ramp's end zeroes the counter but not the count noted (`reset_all_stats`), so after
+/// a 1 s ramp of one 10 ms think time per I/O the next 100 I/Os go without thinking: 200
+/// in the second after the ramp (fio: 195).
+#[test]
+fn thinktime_blocks_count_completions_by_default() {
+    let job = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=t",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--thinktime=10ms",
+            "--runtime=1",
+            "--time_based",
+        ];
+        a.extend_from_slice(extra);
+        total_ios(&a)
+    };
+    let qd8 = ["--iodepth=8", "--thinktime_blocks=4"];
+    let issue = job(&[&qd8[..], &["--thinktime_blocks_type=issue"]].concat());
+    assert_eq!(issue, 400);
+    let complete = job(&qd8);
+    assert!((520..=560).contains(&complete), "{complete}");
+    let ramped = job(&["--iodepth=1", "--ramp_time=1"]);
+    assert!((199..=201).contains(&ramped), "{ramped}");
+    assert_eq!(job(&["--iodepth=1"]), 100);
+}

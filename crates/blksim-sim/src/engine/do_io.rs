@@ -82,8 +82,26 @@ impl Sim {
             }
             let task = &mut self.tasks[t];
             let stopping = task.deadline_hit || task.gen_done;
-            // thinktime: after thinktime_blocks I/Os, wait for them, then stall.
-            if task.thinktime_ns > 0 && task.think_count >= task.thinktime_blocks && !stopping {
+            // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
+            // value at the last think time, note it, wait for everything in flight
+            // (`io_u_quiesce`), then stall.
+            if task.thinktime_ns > 0 && !stopping && !task.think_pending {
+                if !task.think_ramp_reset && now >= task.stats.start_ns {
+                    task.think_ramp_reset = true;
+                    task.think_done = 0;
+                    task.think_issued = 0;
+                }
+                let b = if task.think_issue {
+                    task.think_issued
+                } else {
+                    task.think_done
+                };
+                if b >= task.think_last + task.thinktime_blocks as u64 {
+                    task.think_last = b;
+                    task.think_pending = true;
+                }
+            }
+            if task.think_pending && !stopping {
                 if !task.pending.is_empty() {
                     self.commit(t, now);
                     continue;
@@ -91,7 +109,7 @@ impl Sim {
                 if task.in_flight > 0 {
                     return;
                 }
-                task.think_count = 0;
+                task.think_pending = false;
                 task.wait = Wait::Sleeping;
                 let at = now.saturating_add(task.thinktime_ns);
                 self.evq.push(at, Ev::TaskWake(t as u32));
@@ -389,7 +407,7 @@ impl Sim {
             task.pending.push(id);
             task.issued += 1;
             self.ios_issued += 1;
-            task.think_count += 1;
+            task.think_issued += 1;
             if io.ddir == Ddir::Write {
                 task.wrote = true;
                 task.writes_issued += 1;
@@ -792,6 +810,7 @@ impl Sim {
                 let slat = io.issue.saturating_sub(io.start);
                 let clat = now.saturating_sub(io.issue);
                 task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+                task.think_done += 1;
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
                     if task.stats.opts.stats && now >= ep {

@@ -155,7 +155,19 @@ pub(crate) struct Task {
     pub(crate) held: Option<IoU>,
     pub(crate) gen_done: bool,
     pub(crate) ious: Slab<IoUnit>,
-    pub(crate) think_count: u32,
+    /// fio's `thinktime_blocks_counter`: read, write and trim I/Os completed
+    /// (`io_blocks`, `thinktime_blocks_type=complete`) or issued (`io_issues`), both zeroed
+    /// when the ramp ends (`reset_all_stats`).
+    pub(crate) think_done: u64,
+    pub(crate) think_issued: u64,
+    pub(crate) think_issue: bool,
+    /// `last_thinktime_blocks`: the counter at the last think time (kept across the ramp's
+    /// end, as fio keeps it).
+    pub(crate) think_last: u64,
+    /// A think time is due: fio's `io_u_quiesce` first, then the sleep.
+    pub(crate) think_pending: bool,
+    /// The counters were zeroed at the ramp's end.
+    pub(crate) think_ramp_reset: bool,
     /// `fsync=`, `fdatasync=` (fio's `fsync_blocks`, `fdatasync_blocks`), `io_issues[DDIR_WRITE]`
     /// and `last_was_sync`: fio 3.33's `get_rw_ddir` turns the next io_u into a sync when the
     /// write count is a multiple of the block count and `should_fsync` (the job writes, and
