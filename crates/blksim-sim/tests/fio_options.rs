@@ -166,3 +166,20 @@ fn thinktime_blocks_count_completions_by_default() {
     assert!((199..=201).contains(&ramped), "{ramped}");
     assert_eq!(job(&["--iodepth=1"]), 100);
 }
+
+/// `number_ios` counts from the ramp's end: `exceeds_number_ios` reads `io_blocks`, which
+/// `reset_all_stats` zeroes then. fio 3.33, `number_ios=1500 rate_iops=1000 ramp_time=1`:
+/// 1500 I/Os reported (1000 more ran in the ramp).
+#[test]
+fn number_ios_counts_from_the_ramps_end() {
+    let args = [
+        "--name=t",
+        "--rw=randread",
+        "--bs=4k",
+        "--ioengine=libaio",
+        "--number_ios=1500",
+        "--rate_iops=1000",
+    ];
+    assert_eq!(total_ios(&args), 1500);
+    assert_eq!(total_ios(&[&args[..], &["--ramp_time=1"]].concat()), 1500);
+}

@@ -685,6 +685,14 @@ impl IoGen {
         matches!(self.rw, RwPattern::ReadWrite | RwPattern::RandRw)
     }
 
+    /// `number_ios` now counts `by` more I/Os: those completed before the ramp ended, which
+    /// fio's `reset_all_stats` takes out of `io_blocks` (`exceeds_number_ios`).
+    pub fn raise_ios_limit(&mut self, by: u64) {
+        if self.ios_limit != 0 {
+            self.ios_limit = self.ios_limit.saturating_add(by);
+        }
+    }
+
     /// `io_bytes_exceeded` on issued bytes, including `exceeds_number_ios`.
     fn io_issue_exceeded(&self) -> bool {
         let b = &self.issued_bytes;

@@ -85,12 +85,10 @@ impl Sim {
             // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
             // value at the last think time, note it, wait for everything in flight
             // (`io_u_quiesce`), then stall.
+            if !task.ramp_over && now >= task.stats.start_ns {
+                task.ramp_ended();
+            }
             if task.thinktime_ns > 0 && !stopping && !task.think_pending {
-                if !task.think_ramp_reset && now >= task.stats.start_ns {
-                    task.think_ramp_reset = true;
-                    task.think_done = 0;
-                    task.think_issued = 0;
-                }
                 let b = if task.think_issue {
                     task.think_issued
                 } else {
@@ -811,6 +809,7 @@ impl Sim {
                 let clat = now.saturating_sub(io.issue);
                 task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
                 task.think_done += 1;
+                task.done_rw += 1;
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
                     if task.stats.opts.stats && now >= ep {

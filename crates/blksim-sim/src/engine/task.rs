@@ -166,8 +166,10 @@ pub(crate) struct Task {
     pub(crate) think_last: u64,
     /// A think time is due: fio's `io_u_quiesce` first, then the sleep.
     pub(crate) think_pending: bool,
-    /// The counters were zeroed at the ramp's end.
-    pub(crate) think_ramp_reset: bool,
+    /// Read, write and trim I/Os completed.
+    pub(crate) done_rw: u64,
+    /// The ramp's end was seen (`ramp_time_over` → `reset_all_stats`).
+    pub(crate) ramp_over: bool,
     /// `fsync=`, `fdatasync=` (fio's `fsync_blocks`, `fdatasync_blocks`), `io_issues[DDIR_WRITE]`
     /// and `last_was_sync`: fio 3.33's `get_rw_ddir` turns the next io_u into a sync when the
     /// write count is a multiple of the block count and `should_fsync` (the job writes, and
@@ -287,6 +289,25 @@ impl SyncKind {
             SyncKind::Fdatasync
         } else {
             SyncKind::Fsync
+        }
+    }
+}
+
+impl Task {
+    /// fio's `reset_all_stats` when the ramp ends, for the counters the I/O loop reads:
+    /// `io_blocks` and `io_issues` start again from 0 (the think-time counter and
+    /// `number_ios`); the count noted at the last think time stays.
+    pub(crate) fn ramp_ended(&mut self) {
+        self.ramp_over = true;
+        self.think_done = 0;
+        self.think_issued = 0;
+        // `exceeds_number_ios` counts `io_blocks` (plus what is queued and in flight), so
+        // the I/Os completed in the ramp do not count toward `number_ios`.
+        if self.number_ios > 0 && self.done_rw > 0 {
+            self.number_ios += self.done_rw;
+            if let Some(g) = self.gen.as_mut() {
+                g.raise_ios_limit(self.done_rw);
+            }
         }
     }
 }
