@@ -261,6 +261,8 @@ pub struct IoGen {
     ddir_seq_nr_cfg: u32,
     seq_identical: bool,
     rwmix: [u64; 2],
+    /// For a rated job: now, and when each direction's next I/O is due (`rate_ddir`).
+    rate_due: Option<(u64, [u64; 3])>,
     min_bs: [u64; 3],
     max_bs: [u64; 3],
     ba: [u64; 3],
@@ -428,6 +430,7 @@ impl IoGen {
             ddir_seq_nr_cfg: spec.rw_nr_random.max(1),
             seq_identical: spec.rw_sequencer_identical,
             rwmix: [rwmixread, 100 - rwmixread],
+            rate_due: None,
             min_bs,
             max_bs,
             ba,
@@ -630,6 +633,18 @@ impl IoGen {
     /// `number_ios` × `loops`, or the region used up). With `time_based` it never ends.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<IoU> {
+        self.rate_due = None;
+        self.next_io()
+    }
+
+    /// [`Self::next`] for a rate-limited job: `due` is when the next I/O of each direction
+    /// may be issued, and `get_rw_ddir` ends with fio's `rate_ddir` choice.
+    pub fn next_rated(&mut self, now: u64, due: [u64; 3]) -> Option<IoU> {
+        self.rate_due = Some((now, due));
+        self.next_io()
+    }
+
+    fn next_io(&mut self) -> Option<IoU> {
         loop {
             if self.finished {
                 return None;
@@ -816,6 +831,8 @@ impl IoGen {
                 }
                 self.rwmix_ddir = ddir;
             }
+            // `td->rwmix_ddir = rate_ddir(td, ddir)`.
+            self.rwmix_ddir = self.rate_ddir(self.rwmix_ddir);
             self.rwmix_ddir
         } else if self.rw.has_trim() {
             // trim, randtrim, and the trim half of (rand)trimwrite
@@ -824,6 +841,28 @@ impl IoGen {
             Ddir::Read
         } else {
             Ddir::Write
+        }
+    }
+
+    /// `rate_ddir`: a direction not yet due gives way to the other one if that one is due
+    /// (mixed jobs whose other direction has a share); with both ahead, the one due first.
+    /// The caller then waits until the chosen direction is due.
+    fn rate_ddir(&self, ddir: Ddir) -> Ddir {
+        let Some((now, due)) = self.rate_due else {
+            return ddir;
+        };
+        let odir = if ddir == Ddir::Read {
+            Ddir::Write
+        } else {
+            Ddir::Read
+        };
+        if due[ddir.idx()] <= now || self.rwmix[odir.idx()] == 0 {
+            return ddir;
+        }
+        if due[odir.idx()] <= now || due[odir.idx()] < due[ddir.idx()] {
+            odir
+        } else {
+            ddir
         }
     }
 

@@ -294,6 +294,11 @@ impl Sim {
                             None
                         }
                     }
+                } else if task.rated() {
+                    // `get_rw_ddir` → `rate_ddir`: a direction ahead of its rate gives way
+                    // to the other when that one is due.
+                    let due = task.rate_due(now);
+                    task.gen.as_mut().and_then(|g| g.next_rated(now, due))
                 } else {
                     task.gen.as_mut().and_then(|g| g.next())
                 } {
@@ -348,40 +353,23 @@ impl Sim {
             // Rate limiting (`rate_iops`, `rate`): fio's `usec_for_io` sets when the next I/O
             // of a direction is due, from the bytes issued since the rate clock started; a
             // job that fell behind (a think time, a slow device) issues at once until it has
-            // caught up.
+            // caught up. Ahead of its rate, fio first waits for everything in flight
+            // (`rate_ddir` → `io_u_quiesce`), then sleeps.
             let d = io.ddir.idx();
             if task.rate_bps[d] > 0 {
-                // The ramp's end restarts the rate clock (`reset_io_counters`).
-                let ramp_end = task.stats.start_ns;
-                let epoch = match task.rate_epoch {
-                    Some(e) if e >= ramp_end || now < ramp_end => e,
-                    _ => {
-                        task.rate_issued_bytes = [0; 3];
-                        task.rate_next = [0; 3];
-                        task.rate_last = [0; 3];
-                        *task.rate_epoch.insert(now)
-                    }
-                };
-                let next = epoch.saturating_add(task.rate_next[d]);
+                let next = task.rate_due(now)[d];
                 if now < next {
                     task.held = Some(io);
+                    if !task.pending.is_empty() {
+                        self.commit(t, now);
+                    }
+                    if self.tasks[t].in_flight > 0 {
+                        return;
+                    }
                     self.sleep_until(t, now, next);
                     return;
                 }
-                let bps = task.rate_bps[d] as u128;
-                task.rate_issued_bytes[d] += io.len;
-                task.rate_next[d] = if task.rate_poisson {
-                    // Exponential gaps at the rate's IOPS (`rate_process=poisson`).
-                    let iops = (bps / task.rate_min_bs[d] as u128).max(1);
-                    let mean = NSEC_PER_SEC as f64 / iops as f64;
-                    let u = task.rate_rng.f64();
-                    let gap = (-(1.0 - u).ln() * mean) as Ns;
-                    task.rate_last[d] = task.rate_last[d].saturating_add(gap);
-                    task.rate_last[d]
-                } else {
-                    (task.rate_issued_bytes[d] as u128 * NSEC_PER_SEC as u128 / bps)
-                        .min(NS_HORIZON as u128) as Ns
-                };
+                task.rate_issued(d, io.len);
             }
             if task.null_queued && !task.completed.is_empty() {
                 self.null_busy_reap(t, now);

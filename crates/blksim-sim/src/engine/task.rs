@@ -263,6 +263,49 @@ impl IoUnit {
 }
 
 impl Task {
+    /// Whether any direction is rate-limited (fio's `should_check_rate`).
+    pub(crate) fn rated(&self) -> bool {
+        self.rate_bps.iter().any(|&b| b > 0)
+    }
+
+    /// When the next I/O of each direction is due (`rate_next_io_time` from the epoch),
+    /// starting the rate clock at the first rated I/O and again when the ramp ends
+    /// (`reset_io_counters`). A direction without a rate is always due.
+    pub(crate) fn rate_due(&mut self, now: Ns) -> [Ns; 3] {
+        let ramp_end = self.stats.start_ns;
+        let epoch = match self.rate_epoch {
+            Some(e) if e >= ramp_end || now < ramp_end => e,
+            _ => {
+                self.rate_issued_bytes = [0; 3];
+                self.rate_next = [0; 3];
+                self.rate_last = [0; 3];
+                *self.rate_epoch.insert(now)
+            }
+        };
+        self.rate_next.map(|n| epoch.saturating_add(n))
+    }
+
+    /// `usec_for_io` after an I/O of `len` bytes in direction `d` was issued.
+    pub(crate) fn rate_issued(&mut self, d: usize, len: u64) {
+        let bps = self.rate_bps[d] as u128;
+        if bps == 0 {
+            return;
+        }
+        self.rate_issued_bytes[d] += len;
+        self.rate_next[d] = if self.rate_poisson {
+            // Exponential gaps at the rate's IOPS (`rate_process=poisson`).
+            let iops = (bps / self.rate_min_bs[d] as u128).max(1);
+            let mean = NSEC_PER_SEC as f64 / iops as f64;
+            let u = self.rate_rng.f64();
+            let gap = (-(1.0 - u).ln() * mean) as Ns;
+            self.rate_last[d] = self.rate_last[d].saturating_add(gap);
+            self.rate_last[d]
+        } else {
+            (self.rate_issued_bytes[d] as u128 * NSEC_PER_SEC as u128 / bps).min(NS_HORIZON as u128)
+                as Ns
+        };
+    }
+
     /// A sync completed: a task waiting in a synchronous fsync returns from it.
     pub(crate) fn end_sync_wait(&mut self) {
         if self.wait == Wait::SyncInFlight {
