@@ -447,6 +447,7 @@ impl Sim {
                 think_last: 0,
                 think_pending: false,
                 done_rw: 0,
+                done_in_ramp: 0,
                 ramp_over: false,
                 fsync_blocks: spec.fsync,
                 fdatasync_blocks: spec.fdatasync,

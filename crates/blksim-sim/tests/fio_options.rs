@@ -182,6 +182,22 @@ fn number_ios_counts_from_the_ramps_end() {
     ];
     assert_eq!(total_ios(&args), 1500);
     assert_eq!(total_ios(&[&args[..], &["--ramp_time=1"]].concat()), 1500);
+    // I/Os in flight when the ramp ends complete into the report and count toward
+    // `number_ios`, never past it (found by the fuzzer: 18 reported for 17). 1 ms I/Os, so
+    // that the job outlasts its 1 ms ramp.
+    for depth in ["--iodepth=1", "--iodepth=8"] {
+        let short = [
+            "--name=t",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            depth,
+            "--ramp_time=1ms",
+            "--number_ios=17",
+        ];
+        let out = run(&short, &["irqmode=2", "completion_nsec=1000000"]);
+        assert_eq!(out.tasks[0].stats.dir[0].total_ios, 17, "{depth}");
+    }
 }
 
 /// A mixed job with a rate per direction: `rate_ddir` lets the direction that is due go

@@ -798,6 +798,7 @@ impl Sim {
                 task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
                 task.think_done += 1;
                 task.done_rw += 1;
+                task.done_in_ramp += (now < task.stats.start_ns) as u64;
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
                     if task.stats.opts.stats && now >= ep {

@@ -166,8 +166,10 @@ pub(crate) struct Task {
     pub(crate) think_last: u64,
     /// A think time is due: fio's `io_u_quiesce` first, then the sleep.
     pub(crate) think_pending: bool,
-    /// Read, write and trim I/Os completed.
+    /// Read, write and trim I/Os completed, and those completed before the ramp's end (the
+    /// report counts the others).
     pub(crate) done_rw: u64,
+    pub(crate) done_in_ramp: u64,
     /// The ramp's end was seen (`ramp_time_over` → `reset_all_stats`).
     pub(crate) ramp_over: bool,
     /// `fsync=`, `fdatasync=` (fio's `fsync_blocks`, `fdatasync_blocks`), `io_issues[DDIR_WRITE]`
@@ -340,16 +342,18 @@ impl Task {
     /// fio's `reset_all_stats` when the ramp ends, for the counters the I/O loop reads:
     /// `io_blocks` and `io_issues` start again from 0 (the think-time counter and
     /// `number_ios`); the count noted at the last think time stays.
+    /// Called from the I/O loop at its first turn at or after the ramp's end, so the
+    /// completions since then are counted as the report counts them.
     pub(crate) fn ramp_ended(&mut self) {
         self.ramp_over = true;
-        self.think_done = 0;
+        self.think_done = self.done_rw - self.done_in_ramp;
         self.think_issued = 0;
         // `exceeds_number_ios` counts `io_blocks` (plus what is queued and in flight), so
         // the I/Os completed in the ramp do not count toward `number_ios`.
-        if self.number_ios > 0 && self.done_rw > 0 {
-            self.number_ios += self.done_rw;
+        if self.number_ios > 0 && self.done_in_ramp > 0 {
+            self.number_ios += self.done_in_ramp;
             if let Some(g) = self.gen.as_mut() {
-                g.raise_ios_limit(self.done_rw);
+                g.raise_ios_limit(self.done_in_ramp);
             }
         }
     }
