@@ -498,6 +498,7 @@ fn workload_files_have_their_meaning() {
         (50_000, 4),
         "thinktime is in us"
     );
+    assert!(!j.thinktime_blocks_issue && job(&s, "think-issue").thinktime_blocks_issue);
 
     let s = load("sync-ops.fio");
     assert_eq!(job(&s, "fsync-every-8").fsync, 8);

@@ -325,7 +325,11 @@ impl Sim {
             let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
             let mut gen = IoGen::try_new(spec, region, &seeds)?;
             let verify_log = crate::verify::VerifyLog::new(spec, &gen);
-            if verify_log.is_some() && !spec.time_based {
+            let verifies = verify_log.is_some();
+            // Each pass (`loops`, or `io_size` past `size`) is one `do_io` in fio, which
+            // drains its I/O and runs `end_fsync` before `keep_running` starts the next, and
+            // a verifying job reads back after each.
+            if !spec.time_based {
                 gen.stop_at_pass_ends();
             }
             let depth = spec.effective_depth();
@@ -500,6 +504,7 @@ impl Sim {
                 polled: spec.hipri && driver.poll_queues() > 0,
                 ctx_end: 0,
                 verify_log,
+                verifies,
                 verify_reads: None,
                 verify_ios: 0,
                 verify_bytes: 0,

@@ -253,3 +253,39 @@ fn a_rate_sleep_waits_for_the_io_in_flight() {
         s.dir[0].total_ios
     );
 }
+
+/// Each `loops` pass is one `do_io` in fio: it drains its I/O (and runs `end_fsync`) before
+/// the next pass starts, so the depth climbs again each pass. fio 3.33, `rw=read size=64k
+/// bs=4k loops=4 iodepth=8`: 1=6.2%, 2=12.5%, 4=25.0%, 8=56.2% (4, 8 and 16 of 64 I/Os in
+/// the first three buckets, the rest at 8); three passes of writes with `end_fsync` give
+/// three fsyncs.
+#[test]
+fn each_loops_pass_drains_and_syncs() {
+    let out = run(
+        &[
+            "--name=t",
+            "--rw=read",
+            "--bs=4k",
+            "--size=64k",
+            "--loops=4",
+            "--iodepth=8",
+            "--ioengine=libaio",
+        ],
+        &["irqmode=2"],
+    );
+    assert_eq!(out.tasks[0].stats.io_u_map, [4, 8, 16, 36, 0, 0, 0]);
+    let out = run(
+        &[
+            "--name=t",
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            "--loops=3",
+            "--iodepth=8",
+            "--ioengine=libaio",
+            "--end_fsync=1",
+        ],
+        &["irqmode=2"],
+    );
+    assert_eq!(out.blk.flushes_elided, 3);
+}

@@ -187,7 +187,9 @@ impl Sim {
                     .filter(|g| go_on && !task.crashed && g.at_pass_end())
                 {
                     g.resume();
-                    task.verify_log = Some(crate::verify::VerifyLog::for_pass(g));
+                    if task.verifies {
+                        task.verify_log = Some(crate::verify::VerifyLog::for_pass(g));
+                    }
                     task.gen_done = false;
                     task.end_fsync_done = false;
                     task.last_was_sync = false;

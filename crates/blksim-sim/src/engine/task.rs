@@ -236,6 +236,8 @@ pub(crate) struct Task {
     /// fio's verify phase (`verify=` + `do_verify`): after the write phase the job reads its
     /// region back (`do_verify`); the block layer's integrity oracle checks every read.
     pub(crate) verify_log: Option<crate::verify::VerifyLog>,
+    /// The job reads back what it wrote after each pass (`do_verify`).
+    pub(crate) verifies: bool,
     pub(crate) verify_reads: Option<crate::verify::VerifyReads>,
     /// Reads and bytes of the current verify phase, which fio's `keep_running` counts.
     pub(crate) verify_ios: u64,
