@@ -88,7 +88,8 @@ impl Sim {
             if !task.ramp_over && now >= task.stats.start_ns {
                 task.ramp_ended();
             }
-            if task.thinktime_ns > 0 && !stopping && !task.think_pending {
+            // `do_verify` has no think time.
+            if task.thinktime_ns > 0 && !stopping && !task.think_pending && !task.in_verify {
                 let b = if task.think_issue {
                     task.think_issued
                 } else {
@@ -99,7 +100,7 @@ impl Sim {
                     task.think_pending = true;
                 }
             }
-            if task.think_pending && !stopping {
+            if task.think_pending && !stopping && !task.in_verify {
                 if !task.pending.is_empty() {
                     self.commit(t, now);
                     continue;
@@ -163,6 +164,7 @@ impl Sim {
                         }
                         task.verify_reads = Some(log.into_reads());
                         task.held = None;
+                        task.rate_wait = None;
                         task.in_verify = true;
                         task.gen_done = false;
                         task.last_was_sync = false;
@@ -191,8 +193,6 @@ impl Sim {
                         task.verify_log = Some(crate::verify::VerifyLog::for_pass(g));
                     }
                     task.gen_done = false;
-                    task.end_fsync_done = false;
-                    task.last_was_sync = false;
                     continue;
                 }
                 self.finish_task(t, now);
@@ -304,7 +304,15 @@ impl Sim {
                 } else {
                     task.gen.as_mut().and_then(|g| g.next())
                 } {
-                    Some(io) => io,
+                    Some(io) => {
+                        // A new pass is a new `do_io`: its own `end_fsync` when it ends.
+                        let pass = task.gen.as_ref().map_or(1, |g| g.passes());
+                        if pass != task.pass_seen && !task.in_verify {
+                            task.pass_seen = pass;
+                            task.end_fsync_done = false;
+                        }
+                        io
+                    }
                     None => {
                         task.gen_done = true;
                         continue;
@@ -357,19 +365,28 @@ impl Sim {
             // job that fell behind (a think time, a slow device) issues at once until it has
             // caught up. Ahead of its rate, fio first waits for everything in flight
             // (`rate_ddir` → `io_u_quiesce`), then sleeps.
+            // The read-back of a verify phase is not rated (`do_verify`).
             let d = io.ddir.idx();
-            if task.rate_bps[d] > 0 {
+            if task.rate_bps[d] > 0 && !task.in_verify {
                 let next = task.rate_due(now)[d];
-                if now < next {
+                if now < next || task.rate_wait.is_some() {
+                    let wait = *task.rate_wait.get_or_insert(next.saturating_sub(now));
                     task.held = Some(io);
-                    if !task.pending.is_empty() {
-                        self.commit(t, now);
+                    if !task.submit_offload {
+                        if !task.pending.is_empty() {
+                            self.commit(t, now);
+                        }
+                        if self.tasks[t].in_flight > 0 {
+                            return;
+                        }
                     }
-                    if self.tasks[t].in_flight > 0 {
+                    let task = &mut self.tasks[t];
+                    task.rate_wait = None;
+                    if wait > 0 {
+                        self.sleep_until(t, now, now.saturating_add(wait));
                         return;
                     }
-                    self.sleep_until(t, now, next);
-                    return;
+                    continue;
                 }
                 task.rate_issued(d, io.len);
             }
@@ -798,9 +815,7 @@ impl Sim {
                 let slat = io.issue.saturating_sub(io.start);
                 let clat = now.saturating_sub(io.issue);
                 task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
-                task.think_done += 1;
-                task.done_rw += 1;
-                task.done_in_ramp += (now < task.stats.start_ns) as u64;
+                task.rw_completed(now);
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
                     if task.stats.opts.stats && now >= ep {

@@ -200,6 +200,14 @@ pub(crate) struct Task {
     pub(crate) async_fsync: bool,
     pub(crate) end_fsync: bool,
     pub(crate) end_fsync_done: bool,
+    /// The generator's pass the task last saw: a new one is a new `do_io`, with its own
+    /// `end_fsync`.
+    pub(crate) pass_seen: u64,
+    /// `io_submit_mode=offload`: the rate is kept without waiting for completions.
+    pub(crate) submit_offload: bool,
+    /// Ahead of its rate, how long fio will sleep once its I/O has drained: `rate_ddir`
+    /// computes the wait before `io_u_quiesce` and sleeps all of it after.
+    pub(crate) rate_wait: Option<Ns>,
     pub(crate) wrote: bool,
     pub(crate) thinktime_ns: Ns,
     pub(crate) thinktime_blocks: u32,
@@ -350,12 +358,22 @@ impl Task {
         self.ramp_over = true;
         self.think_done = self.done_rw - self.done_in_ramp;
         self.think_issued = 0;
-        // `exceeds_number_ios` counts `io_blocks` (plus what is queued and in flight), so
-        // the I/Os completed in the ramp do not count toward `number_ios`.
-        if self.number_ios > 0 && self.done_in_ramp > 0 {
-            self.number_ios += self.done_in_ramp;
-            if let Some(g) = self.gen.as_mut() {
-                g.raise_ios_limit(self.done_in_ramp);
+    }
+
+    /// A read, write or trim I/O completed at `now`. One that completed in the ramp is not
+    /// reported and does not count toward `number_ios` (`exceeds_number_ios` counts
+    /// `io_blocks`, which the ramp's end zeroes), so it raises the limit by one. This goes by
+    /// the completion's own time, as the report does, not by when the loop sees the ramp end.
+    pub(crate) fn rw_completed(&mut self, now: Ns) {
+        self.think_done += 1;
+        self.done_rw += 1;
+        if now < self.stats.start_ns {
+            self.done_in_ramp += 1;
+            if self.number_ios > 0 {
+                self.number_ios += 1;
+                if let Some(g) = self.gen.as_mut() {
+                    g.raise_ios_limit(1);
+                }
             }
         }
     }
