@@ -4,22 +4,25 @@
 mod common;
 use common::*;
 
+/// 4 KiB random reads through libaio, with `extra` options.
+fn reads<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["--name=t", "--rw=randread", "--bs=4k", "--ioengine=libaio"];
+    a.extend_from_slice(extra);
+    a
+}
+
 /// `ramp_time`: when the ramp ends fio's `reset_io_stats` clears the I/O depth, submit and
 /// complete histograms with the I/O counts, so "IO depths" sums to the I/Os counted after
 /// the ramp (fio 3.33, libaio QD8, 1 s ramp and 1 s run: 8=100.0%).
 #[test]
 fn ramp_time_clears_the_depth_histograms() {
     let out = run(
-        &[
-            "--name=t",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=libaio",
+        &reads(&[
             "--iodepth=8",
             "--ramp_time=100ms",
             "--runtime=100ms",
             "--time_based",
-        ],
+        ]),
         &["irqmode=2"],
     );
     let s = &out.tasks[0].stats;
@@ -48,15 +51,7 @@ fn ramp_time_clears_the_depth_histograms() {
 fn iodepth_low_zero_is_iodepth() {
     let depths = |low: &str| {
         let out = run(
-            &[
-                "--name=t",
-                "--rw=randread",
-                "--bs=4k",
-                "--ioengine=libaio",
-                "--iodepth=8",
-                low,
-                "--number_ios=4000",
-            ],
+            &reads(&["--iodepth=8", low, "--number_ios=4000"]),
             &["irqmode=2"],
         );
         out.tasks[0].stats.io_u_map
@@ -72,15 +67,7 @@ fn iodepth_low_zero_is_iodepth() {
 /// for 4 MiB of 4 KiB reads). A runtime given later still makes it time-based.
 #[test]
 fn time_based_without_runtime_runs_by_size() {
-    let args = [
-        "--name=t",
-        "--rw=randread",
-        "--bs=4k",
-        "--ioengine=libaio",
-        "--iodepth=8",
-        "--size=4m",
-        "--time_based",
-    ];
+    let args = reads(&["--iodepth=8", "--size=4m", "--time_based"]);
     let j = jobs(&args);
     assert!(!j.jobs[0].time_based);
     assert!(
@@ -145,15 +132,7 @@ fn rate_iops_rates_bytes_and_catches_up() {
 #[test]
 fn thinktime_blocks_count_completions_by_default() {
     let job = |extra: &[&str]| {
-        let mut a = vec![
-            "--name=t",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=libaio",
-            "--thinktime=10ms",
-            "--runtime=1",
-            "--time_based",
-        ];
+        let mut a = reads(&["--thinktime=10ms", "--runtime=1", "--time_based"]);
         a.extend_from_slice(extra);
         total_ios(&a)
     };
@@ -172,43 +151,20 @@ fn thinktime_blocks_count_completions_by_default() {
 /// 1500 I/Os reported (1000 more ran in the ramp).
 #[test]
 fn number_ios_counts_from_the_ramps_end() {
-    let args = [
-        "--name=t",
-        "--rw=randread",
-        "--bs=4k",
-        "--ioengine=libaio",
-        "--number_ios=1500",
-        "--rate_iops=1000",
-    ];
+    let args = reads(&["--number_ios=1500", "--rate_iops=1000"]);
     assert_eq!(total_ios(&args), 1500);
     assert_eq!(total_ios(&[&args[..], &["--ramp_time=1"]].concat()), 1500);
     // I/Os in flight when the ramp ends complete into the report and count toward
     // `number_ios`, never past it (found by the fuzzer: 18 reported for 17). 1 ms I/Os, so
     // that the job outlasts its 1 ms ramp.
     for depth in ["--iodepth=1", "--iodepth=8"] {
-        let short = [
-            "--name=t",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=libaio",
-            depth,
-            "--ramp_time=1ms",
-            "--number_ios=17",
-        ];
+        let short = reads(&[depth, "--ramp_time=1ms", "--number_ios=17"]);
         let out = run(&short, &["irqmode=2", "completion_nsec=1000000"]);
         assert_eq!(out.tasks[0].stats.dir[0].total_ios, 17, "{depth}");
     }
     // With the CPU model the I/O loop sees the ramp's end a little after the completions
     // at that time: what the report counts must still be what number_ios counts.
-    let args = [
-        "--name=t",
-        "--rw=randread",
-        "--bs=4k",
-        "--ioengine=libaio",
-        "--iodepth=64",
-        "--ramp_time=100us",
-        "--number_ios=20000",
-    ];
+    let args = reads(&["--iodepth=64", "--ramp_time=100us", "--number_ios=20000"]);
     let out = run_on("null_blk-server", &args, &[], &Default::default());
     assert_eq!(out.tasks[0].stats.dir[0].total_ios, 20000);
 }
@@ -247,17 +203,13 @@ fn each_direction_of_a_mixed_job_gets_its_rate() {
 fn a_rate_sleep_waits_for_the_io_in_flight() {
     let job = |mode: &str| {
         let out = run(
-            &[
-                "--name=t",
-                "--rw=randread",
-                "--bs=4k",
-                "--ioengine=libaio",
+            &reads(&[
                 "--iodepth=8",
                 "--rate_iops=1000",
                 "--runtime=1",
                 "--time_based",
                 mode,
-            ],
+            ]),
             &["irqmode=2", "completion_nsec=3000000"],
         );
         let s = &out.tasks[0].stats;
