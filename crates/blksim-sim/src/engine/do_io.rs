@@ -82,13 +82,13 @@ impl Sim {
             }
             let task = &mut self.tasks[t];
             let stopping = task.deadline_hit || task.gen_done;
-            // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
-            // value at the last think time, note it, wait for everything in flight
-            // (`io_u_quiesce`), then stall.
+            // `ramp_time_over`: the loop's first turn at or after the ramp's end.
             if !task.ramp_over && now >= task.stats.start_ns {
                 task.ramp_ended();
             }
-            // `do_verify` has no think time.
+            // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
+            // value at the last think time, note it, wait for everything in flight
+            // (`io_u_quiesce`), then stall. `do_verify` has no think time.
             if task.thinktime_ns > 0 && !stopping && !task.think_pending && !task.in_verify {
                 let b = if task.think_issue {
                     task.think_issued

@@ -328,32 +328,11 @@ impl Task {
     pub(crate) fn verify_phase_started(&self) -> bool {
         self.in_verify
     }
-}
 
-/// Which flush an fio job asks for (`DDIR_SYNC`, `DDIR_DATASYNC`, or `end_fsync`'s fsync(2)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SyncKind {
-    Fsync,
-    Fdatasync,
-    EndFsync,
-}
-
-impl SyncKind {
-    pub(crate) fn from(datasync: bool) -> Self {
-        if datasync {
-            SyncKind::Fdatasync
-        } else {
-            SyncKind::Fsync
-        }
-    }
-}
-
-impl Task {
-    /// fio's `reset_all_stats` when the ramp ends, for the counters the I/O loop reads:
-    /// `io_blocks` and `io_issues` start again from 0 (the think-time counter and
-    /// `number_ios`); the count noted at the last think time stays.
-    /// Called from the I/O loop at its first turn at or after the ramp's end, so the
-    /// completions since then are counted as the report counts them.
+    /// fio's `reset_all_stats` when the ramp ends, for the think-time counter: `io_blocks`
+    /// and `io_issues` start again from the ramp's end (called at the I/O loop's first turn
+    /// after it, so the completions in between stay counted, as the report counts them); the
+    /// count noted at the last think time stays.
     pub(crate) fn ramp_ended(&mut self) {
         self.ramp_over = true;
         self.think_done = self.done_rw - self.done_in_ramp;
@@ -375,6 +354,24 @@ impl Task {
                     g.raise_ios_limit(1);
                 }
             }
+        }
+    }
+}
+
+/// Which flush an fio job asks for (`DDIR_SYNC`, `DDIR_DATASYNC`, or `end_fsync`'s fsync(2)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SyncKind {
+    Fsync,
+    Fdatasync,
+    EndFsync,
+}
+
+impl SyncKind {
+    pub(crate) fn from(datasync: bool) -> Self {
+        if datasync {
+            SyncKind::Fdatasync
+        } else {
+            SyncKind::Fsync
         }
     }
 }
