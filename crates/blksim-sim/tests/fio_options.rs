@@ -299,3 +299,25 @@ fn a_verify_read_back_does_not_think() {
     let ms = (t.end_ns - t.start_ns) / 1_000_000;
     assert!((160..=162).contains(&ms), "{ms} ms");
 }
+
+/// A sync is marked in "IO depths" like an I/O (`td_io_queue` → `io_u_mark_depth`), and
+/// the percentages divide by the read, write and trim I/Os only: fio 3.33, psync with
+/// `fsync=3`, 300 writes: `1=133.0%` (399 marks).
+#[test]
+fn syncs_count_in_the_depth_histogram() {
+    let out = run(
+        &[
+            "--name=t",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--fsync=3",
+            "--number_ios=300",
+        ],
+        &["irqmode=2"],
+    );
+    let s = &out.tasks[0].stats;
+    assert_eq!(s.dir[1].total_ios, 300);
+    // 99 syncs: none after the last write, which has no next I/O to turn into one.
+    assert_eq!(s.io_u_map[0], 399, "{:?}", s.io_u_map);
+}

@@ -28,6 +28,13 @@ impl Sim {
         if kind != SyncKind::EndFsync {
             task.syncs_out += 1;
         }
+        task.in_flight += 1;
+        // `td_io_queue` marks a sync's depth like an I/O's (`io_u_mark_depth`), except the
+        // end-of-job fsync (`TD_FSYNCING`); "IO depths" divides by the read, write and trim
+        // I/Os only, so fio's percentages then add up to more than 100.
+        if kind != SyncKind::EndFsync {
+            task.stats.record_depth_n(now, task.in_flight, 1);
+        }
         if task.async_fsync {
             task.end_sync_wait();
         } else {
@@ -38,7 +45,6 @@ impl Sim {
             );
             task.wait = Wait::SyncInFlight;
         }
-        task.in_flight += 1;
         if task.null_engine {
             // fio's null engine completes everything at once.
             task.completed.push(id);
