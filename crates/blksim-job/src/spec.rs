@@ -705,6 +705,16 @@ impl JobSpec {
             .max(self.iodepth_batch_complete_min)
     }
 
+    /// The I/Os `number_ios` allows over all passes (0 = no limit): × `loops`, and twice
+    /// that for `trimwrite`, whose `do_io` doubles it ("each byte is trimmed and then
+    /// written").
+    pub fn effective_number_ios(&self) -> u64 {
+        let trimwrite = matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
+        self.number_ios
+            .saturating_mul(self.loops.max(1) as u64)
+            .saturating_mul(if trimwrite { 2 } else { 1 })
+    }
+
     /// `iodepth_low` as fio uses it: unset, 0 or more than `iodepth` means `iodepth`
     /// (init.c `fixup_options`).
     pub fn effective_iodepth_low(&self) -> u32 {

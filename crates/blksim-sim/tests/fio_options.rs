@@ -321,3 +321,21 @@ fn syncs_count_in_the_depth_histogram() {
     // 99 syncs: none after the last write, which has no next I/O to turn into one.
     assert_eq!(s.io_u_map[0], 399, "{:?}", s.io_u_map);
 }
+
+/// `trimwrite` trims each block and then writes it, and fio's `do_io` doubles `number_ios`
+/// for it: `number_ios=10` is 10 trims and 10 writes (fio 3.33: `total=0,10,10,0`).
+#[test]
+fn trimwrite_doubles_number_ios() {
+    let out = run(
+        &[
+            "--name=t",
+            "--rw=trimwrite",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--number_ios=10",
+        ],
+        &["irqmode=2"],
+    );
+    let s = &out.tasks[0].stats;
+    assert_eq!((s.dir[1].total_ios, s.dir[2].total_ios), (10, 10));
+}

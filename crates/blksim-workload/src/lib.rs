@@ -441,7 +441,7 @@ impl IoGen {
             io_size_opt: spec.io_size,
             byte_limit: size_limit.saturating_mul(loops as u64),
             keep_limit: size_limit,
-            ios_limit: spec.number_ios.saturating_mul(loops as u64),
+            ios_limit: spec.effective_number_ios(),
             pass_total_bytes,
             max_bs_all,
             dist_initial: dist.clone(),
