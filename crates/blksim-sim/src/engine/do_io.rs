@@ -122,6 +122,13 @@ impl Sim {
                 if task.in_flight > 0 {
                     return;
                 }
+                // A pass the generator started since the last `end_fsync` is a new `do_io`,
+                // with its own.
+                let pass = task.gen.as_ref().map_or(1, |g| g.passes());
+                if pass != task.pass_seen {
+                    task.pass_seen = pass;
+                    task.end_fsync_done = false;
+                }
                 // `should_fsync(td) && end_fsync`: not right after a sync.
                 if task.end_fsync
                     && task.wrote
@@ -304,15 +311,7 @@ impl Sim {
                 } else {
                     task.gen.as_mut().and_then(|g| g.next())
                 } {
-                    Some(io) => {
-                        // A new pass is a new `do_io`: its own `end_fsync` when it ends.
-                        let pass = task.gen.as_ref().map_or(1, |g| g.passes());
-                        if pass != task.pass_seen && !task.in_verify {
-                            task.pass_seen = pass;
-                            task.end_fsync_done = false;
-                        }
-                        io
-                    }
+                    Some(io) => io,
                     None => {
                         task.gen_done = true;
                         continue;
