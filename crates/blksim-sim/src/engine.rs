@@ -450,7 +450,6 @@ impl Sim {
                 think_issue: spec.thinktime_blocks_issue,
                 think_last: 0,
                 think_pending: false,
-                done_rw: 0,
                 done_in_ramp: 0,
                 ramp_over: false,
                 fsync_blocks: spec.fsync,

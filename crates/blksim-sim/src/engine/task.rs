@@ -166,9 +166,8 @@ pub(crate) struct Task {
     pub(crate) think_last: u64,
     /// A think time is due: fio's `io_u_quiesce` first, then the sleep.
     pub(crate) think_pending: bool,
-    /// Read, write and trim I/Os completed, and those completed before the ramp's end (the
-    /// report counts the others).
-    pub(crate) done_rw: u64,
+    /// Read, write and trim I/Os completed before the ramp's end (the report counts the
+    /// others).
     pub(crate) done_in_ramp: u64,
     /// The ramp's end was seen (`ramp_time_over` → `reset_all_stats`).
     pub(crate) ramp_over: bool,
@@ -335,7 +334,8 @@ impl Task {
     /// count noted at the last think time stays.
     pub(crate) fn ramp_ended(&mut self) {
         self.ramp_over = true;
-        self.think_done = self.done_rw - self.done_in_ramp;
+        // Until now the counter held every completion.
+        self.think_done -= self.done_in_ramp;
         self.think_issued = 0;
     }
 
@@ -345,7 +345,6 @@ impl Task {
     /// the completion's own time, as the report does, not by when the loop sees the ramp end.
     pub(crate) fn rw_completed(&mut self, now: Ns) {
         self.think_done += 1;
-        self.done_rw += 1;
         if now < self.stats.start_ns {
             self.done_in_ramp += 1;
             if self.number_ios > 0 {
