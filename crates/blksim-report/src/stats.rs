@@ -342,6 +342,24 @@ struct PendingWindow {
     vals: [Option<u64>; DDIR_RWDIR_CNT],
 }
 
+/// What fio counts before the ramp's end, shown only by a job that ends inside its ramp.
+/// fio adds `io_bytes`, `total_io_u` and the depth, submit and complete marks from the
+/// job's start and clears them when the ramp ends (`ramp_time_over` → `reset_all_stats`,
+/// `reset_io_stats`); latencies and bw/iops samples are never taken in the ramp
+/// (`should_account`, `add_bw_samples`' `in_ramp_time`). A job that stops first (by size,
+/// `number_ios` or `io_size`) never reaches the reset, so fio reports these from its start.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct RampTally {
+    io_bytes: [u64; DDIR_RWDIR_CNT],
+    total_ios: [u64; DDIR_RWDIR_CNT],
+    sync_total_ios: u64,
+    io_u_map: [u64; IO_U_MAP_NR],
+    io_u_submit: [u64; IO_U_MAP_NR],
+    io_u_complete: [u64; IO_U_MAP_NR],
+    total_submit: u64,
+    total_complete: u64,
+}
+
 /// Everything fio's `struct thread_stat` holds for one job (or, after `merge`, a group).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobStats {
@@ -385,6 +403,10 @@ pub struct JobStats {
     pub window_log: Vec<WindowSample>,
     /// With `timeline`: completions over time.
     pub timeline: Option<crate::timeline::Timeline>,
+    /// Counts before the ramp's end (`ramp_ns` > 0 only).
+    ramp: Box<RampTally>,
+    /// The job ended inside its ramp: the report holds the ramp's counts (see [`RampTally`]).
+    pub ended_in_ramp: bool,
 }
 
 /// One bw or IOPS window's rate for one direction, as the helper thread logs it.
@@ -443,12 +465,20 @@ impl JobStats {
             window_log: Vec::new(),
             timeline: o.timeline.then(|| crate::timeline::Timeline::new(epoch)),
             opts: o,
+            ramp: Box::default(),
+            ended_in_ramp: false,
         }
     }
 
     #[inline]
     fn counting(&self, now_ns: u64) -> bool {
         self.opts.stats && now_ns >= self.start_ns
+    }
+
+    /// Not [`Self::counting`]: the tally of the ramp, if `now_ns` is in it.
+    #[cold]
+    fn ramp_tally(&mut self, now_ns: u64) -> Option<&mut RampTally> {
+        (self.opts.stats && now_ns < self.start_ns).then_some(&mut *self.ramp)
     }
 
     /// A completed read/write/trim I/O (fio's `account_io_completion`): `bytes`
@@ -458,6 +488,10 @@ impl JobStats {
     pub fn record_io(&mut self, ddir: usize, now_ns: u64, bytes: u64, slat_ns: u64, clat_ns: u64) {
         debug_assert!(ddir < DDIR_RWDIR_CNT);
         if !self.counting(now_ns) {
+            if let Some(r) = self.ramp_tally(now_ns) {
+                r.io_bytes[ddir] += bytes;
+                r.total_ios[ddir] += 1;
+            }
             return;
         }
         // Close any bw/iops windows that ended before this completion.
@@ -508,6 +542,9 @@ impl JobStats {
     /// (`DDIR_DATASYNC`) adds only its latency.
     pub fn record_sync(&mut self, now_ns: u64, lat_ns: u64, fsync: bool) {
         if !self.counting(now_ns) {
+            if let Some(r) = self.ramp_tally(now_ns) {
+                r.sync_total_ios += fsync as u64;
+            }
             return;
         }
         self.sync_total_ios += fsync as u64;
@@ -528,9 +565,6 @@ impl JobStats {
     /// `io_u_map`, `io_u_submit` and `io_u_complete` when the ramp ends.
     #[inline]
     pub fn record_depth_n(&mut self, now_ns: u64, cur_depth: u32, nr: u32) {
-        if !self.counting(now_ns) {
-            return;
-        }
         let idx = match cur_depth {
             0 | 1 => 0,
             2..=3 => 1,
@@ -540,6 +574,12 @@ impl JobStats {
             32..=63 => 5,
             _ => 6,
         };
+        if !self.counting(now_ns) {
+            if let Some(r) = self.ramp_tally(now_ns) {
+                r.io_u_map[idx] += nr as u64;
+            }
+            return;
+        }
         self.io_u_map[idx] += nr as u64;
     }
 
@@ -547,6 +587,10 @@ impl JobStats {
     #[inline]
     pub fn record_submit(&mut self, now_ns: u64, batch: u32) {
         if !self.counting(now_ns) {
+            if let Some(r) = self.ramp_tally(now_ns) {
+                r.io_u_submit[map_idx(batch)] += 1;
+                r.total_submit += 1;
+            }
             return;
         }
         self.io_u_submit[map_idx(batch)] += 1;
@@ -557,6 +601,10 @@ impl JobStats {
     #[inline]
     pub fn record_complete(&mut self, now_ns: u64, batch: u32) {
         if !self.counting(now_ns) {
+            if let Some(r) = self.ramp_tally(now_ns) {
+                r.io_u_complete[map_idx(batch)] += 1;
+                r.total_complete += 1;
+            }
             return;
         }
         self.io_u_complete[map_idx(batch)] += 1;
@@ -739,6 +787,9 @@ impl JobStats {
             return;
         }
         self.finished = true;
+        if end_ns < self.start_ns && self.opts.ramp_ns > 0 {
+            self.take_ramp_tally();
+        }
         let end_ns = end_ns.max(self.start_ns);
         self.end_ns = end_ns;
         self.advance_samples(end_ns);
@@ -764,6 +815,24 @@ impl JobStats {
             }
         }
         self.total_run_time_ms = elapsed_ns / 1_000_000;
+    }
+
+    /// The job ended inside its ramp: fio never reset its counts, so they run from the job's
+    /// start, and its runtime too (`td->start` was never moved to the ramp's end).
+    fn take_ramp_tally(&mut self) {
+        let r = std::mem::take(&mut *self.ramp);
+        for (d, (b, n)) in self.dir.iter_mut().zip(r.io_bytes.iter().zip(r.total_ios)) {
+            d.io_bytes = *b;
+            d.total_ios = n;
+        }
+        self.sync_total_ios = r.sync_total_ios;
+        self.io_u_map = r.io_u_map;
+        self.io_u_submit = r.io_u_submit;
+        self.io_u_complete = r.io_u_complete;
+        self.total_submit = r.total_submit;
+        self.total_complete = r.total_complete;
+        self.start_ns -= self.opts.ramp_ns;
+        self.ended_in_ramp = true;
     }
 
     /// group_reporting: fold `src` into `self` (`sum_thread_stats`, unified_rw_reporting

@@ -407,7 +407,7 @@ impl Sim {
                 },
                 path: submit_path(spec, &platform),
                 sq_last: 0,
-                usr_ns: 0,
+                rusage: Default::default(),
                 spin_from: 0,
                 logs: task_logs.map(Box::new),
                 iolog,
@@ -415,8 +415,6 @@ impl Sim {
                 replay_due: None,
                 replay_sync: None,
                 last_issue: 0,
-                sys_ns: 0,
-                ctx_switches: 0,
                 gen: Some(gen),
                 depth,
                 batch_submit: batch_submit.max(1),
@@ -838,8 +836,9 @@ impl Sim {
             // fio's `ctx` (getrusage's voluntary and involuntary switches): the task slept
             // and runs again. fio clears its rusage at the end of the ramp
             // (`reset_all_stats` → `clear_rusage_stat`).
-            if self.clk >= self.tasks[t].stats.start_ns && !self.tasks[t].path.sqpoll {
-                self.tasks[t].ctx_switches += 1;
+            let task = &mut self.tasks[t];
+            if !task.path.sqpoll {
+                task.rusage.switch(self.clk, task.stats.start_ns);
             }
         }
         self.clk
@@ -854,7 +853,7 @@ impl Sim {
         // that fio's per-thread rusage (RUSAGE_THREAD) does not count.
         if self.cpus.is_on() && !self.tasks[self.ctx_task].path.sqpoll {
             let task = &mut self.tasks[self.ctx_task];
-            task.sys_ns += rusage_span(self.ctx_start, end, task.stats.start_ns);
+            task.rusage.sys(self.ctx_start, end, task.stats.start_ns);
         }
         self.tasks[self.ctx_task].ctx_end = end;
         self.cpus.leave_task();
@@ -880,9 +879,7 @@ impl Sim {
                         let mut at = now;
                         if self.cpus.is_on() {
                             at += self.platform.ctxsw_ns;
-                            if at >= task.stats.start_ns {
-                                task.ctx_switches += 1;
-                            }
+                            task.rusage.switch(at, task.stats.start_ns);
                         }
                         self.task_begin(t as usize, at, false)
                     } else {
@@ -911,13 +908,13 @@ impl Sim {
                 let task = &mut self.tasks[t as usize];
                 if self.cpus.is_on() && task.path.sqpoll {
                     // fio spins on its CPU all along; the submissions run on the SQ thread's.
-                    task.usr_ns += rusage_span(task.spin_from, now, task.stats.start_ns);
+                    task.rusage.usr(task.spin_from, now, task.stats.start_ns);
                     task.spin_from = now;
                     // The completions' task_work is the SQ thread's work too, which restarts
                     // its idle time (`io_sq_thread`).
                     task.sq_last = task.sq_last.max(now);
                 } else if self.cpus.is_on() && task.polled && task.in_flight > 0 {
-                    task.sys_ns += rusage_span(task.ctx_end, now, task.stats.start_ns);
+                    task.rusage.sys(task.ctx_end, now, task.stats.start_ns);
                 }
                 let clk = self.task_begin(t as usize, now, wakes);
                 self.reap(t as usize, clk);
@@ -1279,10 +1276,4 @@ fn to_trace_event(r: &BlkTraceRec) -> blksim_trace::TraceEvent {
         ev.pdu = r.extra as u64;
     }
     ev
-}
-
-/// The part of `[from, to)` that fio's rusage counts: it clears the counters at the end of
-/// the ramp (`reset_all_stats` → `clear_rusage_stat`), `epoch`.
-fn rusage_span(from: Ns, to: Ns, epoch: Ns) -> Ns {
-    to.saturating_sub(from.max(epoch))
 }

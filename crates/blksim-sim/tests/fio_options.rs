@@ -339,3 +339,65 @@ fn trimwrite_doubles_number_ios() {
     let s = &out.tasks[0].stats;
     assert_eq!((s.dir[1].total_ios, s.dir[2].total_ios), (10, 10));
 }
+
+/// A job that stops inside its `ramp_time` (by `size` here) never reaches `ramp_time_over`,
+/// so fio never runs `reset_all_stats`: it reports its I/O, runtime, depths and CPU from its
+/// start, and no latency, which fio takes only once the ramp is over (`should_account`).
+/// fio 3.33, `ioengine=null size=1m bs=4k ramp_time=5`: "read: IOPS=256k, BW=1000MiB/s
+/// (1024KiB/1msec)", no clat lines, "issued rwts: total=256".
+#[test]
+fn a_job_that_ends_in_its_ramp_reports_it_all() {
+    let run_job = |ramp: &'static str| {
+        let mut a = vec!["--name=t", "--rw=randread", "--bs=4k", "--size=8m"];
+        a.extend_from_slice(&["--ioengine=libaio", "--iodepth=4", ramp]);
+        run_on("null_blk-server", &a, &[], &Default::default())
+    };
+    let plain = run_job("--ramp_time=0");
+    let ramped = run_job("--ramp_time=10s");
+    let (a, b) = (&plain.tasks[0].stats, &ramped.tasks[0].stats);
+    assert_eq!(b.dir[0].io_bytes, 8 << 20);
+    assert_eq!(b.dir[0].total_ios, 2048);
+    assert!(a.dir[0].runtime_ms > 0);
+    assert_eq!(b.dir[0].runtime_ms, a.dir[0].runtime_ms);
+    assert_eq!(b.total_run_time_ms, a.total_run_time_ms);
+    assert_eq!(b.io_u_map, a.io_u_map);
+    assert_eq!(b.io_u_submit, a.io_u_submit);
+    assert_eq!(b.io_u_complete, a.io_u_complete);
+    assert!(a.ctx > 0, "the CPU model switches the task in");
+    assert_eq!(
+        (b.sys_time_ms, b.usr_time_ms, b.ctx),
+        (a.sys_time_ms, a.usr_time_ms, a.ctx)
+    );
+    assert_eq!(a.dir[0].clat.samples, 2048);
+    assert_eq!(b.dir[0].clat.samples, 0);
+    assert_eq!(b.io_u_lat_u.iter().sum::<u64>(), 0);
+    // The same job stopped just after its ramp counts only what completed after it.
+    let ms = a.dir[0].runtime_ms;
+    let half = format!("--ramp_time={}us", ms * 500);
+    let mut args = vec!["--name=t", "--rw=randread", "--bs=4k", "--size=8m"];
+    args.extend_from_slice(&["--ioengine=libaio", "--iodepth=4", &half]);
+    let late = run_on("null_blk-server", &args, &[], &Default::default());
+    let c = &late.tasks[0].stats;
+    assert!(
+        c.dir[0].total_ios > 0 && c.dir[0].total_ios < 2048,
+        "{}",
+        c.dir[0].total_ios
+    );
+    assert_eq!(c.dir[0].clat.samples, c.dir[0].total_ios);
+}
+
+/// Inside the ramp `exceeds_number_ios` counts every I/O since the job's start (`io_blocks`
+/// is zeroed only when the ramp ends), so a job that reaches `number_ios` in its ramp stops
+/// there and, never reset, reports them all. fio 3.33, `ioengine=null number_ios=100
+/// ramp_time=5 size=1m`: "issued rwts: total=100".
+#[test]
+fn number_ios_reached_in_the_ramp_ends_the_job() {
+    for depth in ["--iodepth=1", "--iodepth=8"] {
+        let args = reads(&[depth, "--number_ios=100", "--ramp_time=10s"]);
+        let out = run(&args, &["irqmode=2"]);
+        let s = &out.tasks[0].stats;
+        assert_eq!(s.dir[0].total_ios, 100, "{depth}");
+        assert_eq!(s.dir[0].clat.samples, 0, "{depth}");
+        assert!(out.tasks[0].end_ns < 10_000_000_000, "{depth}");
+    }
+}

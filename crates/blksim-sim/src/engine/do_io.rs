@@ -449,11 +449,9 @@ impl Sim {
                 // fio's syscall (its sys time), then the thread switched in on its CPU.
                 let entered = self.clk;
                 self.clk += self.platform.syscall_ns + self.platform.ctxsw_ns;
-                task.sys_ns += super::rusage_span(
-                    entered,
-                    entered + self.platform.syscall_ns,
-                    task.stats.start_ns,
-                );
+                let ep = task.stats.start_ns;
+                task.rusage
+                    .sys(entered, entered + self.platform.syscall_ns, ep);
             }
             task.sq_last = self.clk;
         }
@@ -902,9 +900,10 @@ impl Sim {
         // fio's `cpu` line: `sys` the task's CPU time, `ctx` its switches; `usr` is only the
         // spin on an SQPOLL ring's completions (fio's own user-space work per I/O is not
         // modelled), and all stay 0 on a platform without costs.
-        task.stats.sys_time_ms = task.sys_ns / 1_000_000;
-        task.stats.usr_time_ms = task.usr_ns / 1_000_000;
-        task.stats.ctx = task.ctx_switches;
+        let (sys, usr, ctx) = task.rusage.report(task.stats.ended_in_ramp);
+        task.stats.sys_time_ms = sys / 1_000_000;
+        task.stats.usr_time_ms = usr / 1_000_000;
+        task.stats.ctx = ctx;
         if let Some(l) = task.iolog.as_mut() {
             l.finish(now);
             if let Some(e) = l.error.take() {

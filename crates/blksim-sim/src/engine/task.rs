@@ -96,14 +96,10 @@ pub(crate) struct Task {
     pub(crate) name: String,
     pub(crate) groupid: u32,
     pub(crate) cpu: u16,
-    /// CPU time of the task's own contexts and the times it was switched back in (CPU
-    /// model), for fio's `cpu` line.
-    pub(crate) sys_ns: Ns,
-    /// Time fio spun in user space on the completion ring (`sqthread_poll`), fio's `usr`.
-    pub(crate) usr_ns: Ns,
+    /// fio's `cpu` line (CPU model): see [`Rusage`].
+    pub(crate) rusage: Rusage,
     /// Since when fio has been spinning on the SQPOLL ring (its last reap or wake-up).
     pub(crate) spin_from: Ns,
-    pub(crate) ctx_switches: u64,
     pub(crate) path: SubmitPath,
     /// When the SQ thread last had work (`sqthread_poll`): after [`SQ_THREAD_IDLE_NS`] it
     /// sleeps and fio's next commit wakes it (`IORING_ENTER_SQ_WAKEUP`).
@@ -337,21 +333,32 @@ impl Task {
         // Until now the counter held every completion.
         self.think_done -= self.done_in_ramp;
         self.think_issued = 0;
+        // `exceeds_number_ios` counts `io_blocks`, which the reset zeroes: the I/Os done in
+        // the ramp stop counting toward `number_ios`. Until now they did, so a job that
+        // reaches `number_ios` inside its ramp stops there, as fio's does.
+        self.raise_number_ios(self.done_in_ramp);
+    }
+
+    fn raise_number_ios(&mut self, by: u64) {
+        if self.number_ios > 0 {
+            self.number_ios += by;
+            if let Some(g) = self.gen.as_mut() {
+                g.raise_ios_limit(by);
+            }
+        }
     }
 
     /// A read, write or trim I/O completed at `now`. One that completed in the ramp is not
-    /// reported and does not count toward `number_ios` (`exceeds_number_ios` counts
-    /// `io_blocks`, which the ramp's end zeroes), so it raises the limit by one. This goes by
-    /// the completion's own time, as the report does, not by when the loop sees the ramp end.
+    /// reported, and once the ramp is over it no longer counts toward `number_ios`
+    /// ([`Self::ramp_ended`]). This goes by the completion's own time, as the report does:
+    /// with the CPU model a completion at a time in the ramp may be handled after the loop
+    /// saw the ramp end, and it then raises the limit by itself.
     pub(crate) fn rw_completed(&mut self, now: Ns) {
         self.think_done += 1;
         if now < self.stats.start_ns {
             self.done_in_ramp += 1;
-            if self.number_ios > 0 {
-                self.number_ios += 1;
-                if let Some(g) = self.gen.as_mut() {
-                    g.raise_ios_limit(1);
-                }
+            if self.ramp_over {
+                self.raise_number_ios(1);
             }
         }
     }
@@ -371,6 +378,52 @@ impl SyncKind {
             SyncKind::Fdatasync
         } else {
             SyncKind::Fsync
+        }
+    }
+}
+
+/// fio's `cpu` line, from `getrusage(RUSAGE_THREAD)`: `sys` the CPU time of the task's own
+/// contexts, `usr` the time fio spun in user space on an SQPOLL ring's completions, `ctx`
+/// the times it was switched back in. fio clears it when the ramp ends
+/// (`reset_all_stats` → `clear_rusage_stat`), so what falls before the ramp's end is kept
+/// apart: it is the report's only for a job that ends inside its ramp.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rusage {
+    /// From the ramp's end: `[sys, usr]` ns and switches.
+    after: (Ns, Ns, u64),
+    /// Before the ramp's end.
+    before: (Ns, Ns, u64),
+}
+
+impl Rusage {
+    /// System time over `[from, to)`, split at the ramp's end `epoch`.
+    pub(crate) fn sys(&mut self, from: Ns, to: Ns, epoch: Ns) {
+        self.after.0 += to.saturating_sub(from.max(epoch));
+        self.before.0 += to.min(epoch).saturating_sub(from);
+    }
+
+    /// User time over `[from, to)`, split at the ramp's end `epoch`.
+    pub(crate) fn usr(&mut self, from: Ns, to: Ns, epoch: Ns) {
+        self.after.1 += to.saturating_sub(from.max(epoch));
+        self.before.1 += to.min(epoch).saturating_sub(from);
+    }
+
+    /// A switch back in at `at`.
+    pub(crate) fn switch(&mut self, at: Ns, epoch: Ns) {
+        if at >= epoch {
+            self.after.2 += 1;
+        } else {
+            self.before.2 += 1;
+        }
+    }
+
+    /// `(sys, usr, ctx)` as fio reports them: from the ramp's end, or from the start for a
+    /// job that never reached it.
+    pub(crate) fn report(&self, ended_in_ramp: bool) -> (Ns, Ns, u64) {
+        if ended_in_ramp {
+            self.before
+        } else {
+            self.after
         }
     }
 }
