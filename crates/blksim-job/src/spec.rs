@@ -187,6 +187,15 @@ impl IoEngine {
     pub fn is_sync(&self) -> bool {
         matches!(self, IoEngine::Sync(_))
     }
+    /// The engine completes each I/O inside its queue call (fio's `FIO_Q_COMPLETED`, a
+    /// `FIO_SYNCIO` engine): the sync family, and null at `iodepth=1` (`null_init`).
+    pub fn completes_in_queue(&self, iodepth: u32) -> bool {
+        match self {
+            IoEngine::Sync(_) => true,
+            IoEngine::Null => iodepth <= 1,
+            IoEngine::Async(_) => false,
+        }
+    }
     /// The kernel takes a reference on the file for each I/O: `io_submit_one`'s `fget`
     /// (libaio), `io_file_get_normal` (io_uring without registered files), the threads of
     /// glibc's POSIX AIO (a threaded process: `fdget` takes a reference). The sync engines

@@ -342,7 +342,7 @@ impl Sim {
             // `fixup_options`: 0 (or more than iodepth) means iodepth.
             let iodepth_low = spec.effective_iodepth_low().min(depth);
             // fio's null engine is FIO_SYNCIO at iodepth=1 (`null_init`): no slat either.
-            let is_sync_engine = spec.ioengine.is_sync() || (null_engine && spec.iodepth <= 1);
+            let is_sync_engine = spec.ioengine.completes_in_queue(spec.iodepth);
             let samp = logs::sampling(spec);
             let opts = StatsOptions {
                 percentile_list: spec.percentile_list.clone(),

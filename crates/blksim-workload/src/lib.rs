@@ -19,7 +19,11 @@
 //!
 //! As in fio's `clear_io_state`, with `randrepeat=1` every new pass over the region (a new
 //! `loops` iteration, or a wrap of `io_size > size`) restarts the streams, so the pass
-//! repeats the previous pass's random choices.
+//! repeats the previous pass's random choices; a job that sets `randseed` goes on with its
+//! streams instead (`fixup_options` turns `randrepeat` off once the seeds are drawn). A
+//! pass of an async engine ends after `size` bytes; a sync engine's only when the region
+//! is done, so with `norandommap` its `io_size` is one pass (`do_io` counts the bytes it
+//! queued, and a sync engine queues none).
 //!
 //! # Distribution parameters
 //!
@@ -414,12 +418,20 @@ impl IoGen {
         // do_io: total_bytes = size, larger for random norandommap writes and trimwrite.
         let is_write = spec.rw.has_write();
         let norandommap_write_rand = is_write && random && norandommap;
-        let mut pass_total_bytes = region.len;
+        // Only bytes the engine queued count toward it (`io_queue_event` adds them for
+        // FIO_Q_QUEUED): a sync engine's pass ends only when the file is done, so with
+        // `norandommap` it runs on to `io_size` in one pass, on one random stream.
+        let mut pass_total_bytes = if spec.ioengine.completes_in_queue(spec.iodepth) {
+            u64::MAX
+        } else {
+            region.len
+        };
         if norandommap_write_rand {
             pass_total_bytes = pass_total_bytes.max(spec.io_size.unwrap_or(0));
         }
         if matches!(spec.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
-            pass_total_bytes += size_limit.saturating_mul(loops as u64);
+            pass_total_bytes =
+                pass_total_bytes.saturating_add(size_limit.saturating_mul(loops as u64));
         }
         let rwmixread = spec.rwmixread.min(100) as u64;
         let start = region.start;
@@ -448,7 +460,10 @@ impl IoGen {
             dist,
             rngs_initial: rngs.clone(),
             rngs,
-            randrepeat: spec.randrepeat,
+            // `fixup_options`: "If randseed is set, that overrides randrepeat". It runs
+            // after the seeds were drawn (so the first pass's offsets are randrepeat's),
+            // and `clear_io_state` then no longer re-seeds a new pass.
+            randrepeat: spec.randrepeat && !spec.randseed_set,
             map,
             last_pos: [start; 3],
             last_start: [None; 3],
@@ -659,7 +674,13 @@ impl IoGen {
             let pass_done = !self.time_based
                 && self.pending_write.is_none()
                 && self.pass_bytes >= self.pass_total_bytes;
-            let iou = if pass_done { None } else { self.fill_io_u() };
+            // Resuming after a pass end: the pass already ended (a sync engine's by an offset
+            // draw that failed, which must not be drawn again), `keep_running` decides.
+            let iou = if pass_done || self.resuming {
+                None
+            } else {
+                self.fill_io_u()
+            };
             match iou {
                 Some(u) => {
                     self.account(&u);

@@ -3,7 +3,8 @@
 //! same order, as each writes them with `write_iolog`. Covered: uniform random offsets with
 //! the random map, rwmix, bsrange, bssplit (its order), percentage_random, `rw=randrw:N`,
 //! trims, zones, tausworthe64, `allrandrepeat`, `randseed` with and without `randrepeat`,
-//! loops that repeat their pass, jobs 1 to 10 in one file (each its own thread number);
+//! loops that repeat their pass (and with `randseed`, go on with the stream), `io_size`
+//! past `size` on a sync and an async engine, jobs 1 to 13 in one file (each its own thread number);
 //! `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too. Clones (`numjobs`) are not
 //! compared here: fio's clones append to one shared iolog from several threads, and their
 //! buffered writes cut each other's lines.
@@ -119,6 +120,23 @@ fn blksim_issues_the_ios_fio_issues() {
             "rw=randrw:4\nbs=4k,8k\nverify=crc32c\ndo_verify=0\n",
         ),
         ("trim", "rw=randtrim\nbsrange=4k-16k\n"),
+        // randseed turns randrepeat off after seeding (`fixup_options`), so a new pass goes
+        // on with the stream instead of repeating the first pass.
+        (
+            "seedloops",
+            "rw=randwrite\nsize=1m\nloops=3\nrandseed=1234\n",
+        ),
+        // A sync engine's pass ends only when the file is done: with norandommap never,
+        // so io_size runs as one pass; with the map the failed draw that ends a pass is
+        // not drawn again.
+        (
+            "syncnomap",
+            "rw=randread\nsize=1m\nio_size=8m\nnorandommap\n",
+        ),
+        (
+            "syncmap",
+            "rw=randread\nsize=1m\nio_size=8m\nrandseed=1234\n",
+        ),
     ];
     let mut text = GLOBAL.to_string();
     for (name, body) in jobs {
@@ -172,5 +190,21 @@ fn what_randseed_and_randrepeat_change() {
     assert_ne!(other[0], base[0]);
     assert_ne!(other[1], base[1]);
     assert_eq!(run("", &["--seed=7"]), other);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// An async engine's pass ends once `size` bytes were queued (`do_io` counts `bytes_issued`
+/// only for FIO_Q_QUEUED), so with `norandommap` and `io_size` past `size` each `size` is a
+/// pass of its own and re-seeds (`clear_io_state`), where a sync engine runs on.
+#[test]
+fn an_async_pass_ends_at_size() {
+    let d = dir("aio");
+    let job = "[aionomap]\nioengine=libaio\niodepth=4\nfilename=aio.dat\nrw=randread\nsize=1m\n\
+               io_size=4m\nnorandommap\nwrite_iolog=a.log\n";
+    run_both(&d, job, &[]);
+    let (real, sim) = (ios(&d.join("fio/a.log")), ios(&d.join("sim/a.log")));
+    assert_eq!(real.len(), 1024);
+    same(&sim, &real, "aionomap");
+    assert_eq!(real[..256], real[256..512], "each pass repeats the first");
     let _ = std::fs::remove_dir_all(&d);
 }
