@@ -5,18 +5,21 @@
 # from the page cache) is driven by Debian's fio, 4 KiB random reads and writes, libaio.
 #
 #   scripts/kernel-loop-schedulers.sh [runtime_s] [rounds] > crates/blksim/tests/data/kernel-loop-schedulers.tsv
+#   scripts/kernel-loop-schedulers.sh 8 5 wide > crates/blksim/tests/data/kernel-loop-4jobs.tsv
 #
-# Two sets of jobs:
+# Sets of jobs (the third argument picks them; default "fit compare"):
 #   fit      `none` only, at several depths and job counts: what the loop profile's costs
 #            are fitted on;
 #   compare  none, mq-deadline, kyber and bfq at iodepth 32 with 2 jobs: the ratios to
-#            mq-deadline that the model must predict.
+#            mq-deadline that the model must predict;
+#   wide     the same four with 4 jobs, twice the vCPUs: none is a prediction there too.
 # Rounds visit every configuration once in turn, so slow drift of the machine spreads over
 # all of them. Needs root (losetup) and fio; detaches the loop device it attaches. Run it on
 # an otherwise idle machine.
 set -euo pipefail
 runtime=${1:-8}
 rounds=${2:-3}
+sets=" ${3:-fit compare} "
 . "$(dirname "$0")/shm-loop.sh"
 q=/sys/block/$n/queue
 echo "# $n over a ${size_mib} MiB file in /dev/shm: nr_hw_queues=$(ls /sys/block/$n/mq | wc -l) hw depth=$(cat /sys/block/$n/mq/0/nr_tags 2>/dev/null || echo ?) dio=$(cat /sys/block/$n/loop/dio) rotational=$(cat $q/rotational) write_cache=$(cat $q/write_cache)"
@@ -24,12 +27,21 @@ echo "# fio --filename=$dev --direct=1 --bs=4k --ioengine=libaio --time_based --
 echo "# set	rw	scheduler	numjobs	iodepth	round	nr_requests	iops	clat_mean_ns	usr_cpu_pct	sys_cpu_pct	ctx"
 configs=()
 for rw in randread randwrite; do
-  for jd in "1 1" "1 32" "2 1" "2 32"; do
-    configs+=("fit $rw none $jd")
-  done
-  for s in none mq-deadline kyber bfq; do
-    configs+=("compare $rw $s 2 32")
-  done
+  if [[ $sets == *" fit "* ]]; then
+    for jd in "1 1" "1 32" "2 1" "2 32"; do
+      configs+=("fit $rw none $jd")
+    done
+  fi
+  if [[ $sets == *" compare "* ]]; then
+    for s in none mq-deadline kyber bfq; do
+      configs+=("compare $rw $s 2 32")
+    done
+  fi
+  if [[ $sets == *" wide "* ]]; then
+    for s in none mq-deadline kyber bfq; do
+      configs+=("compare $rw $s 4 32")
+    done
+  fi
 done
 for r in $(seq 1 "$rounds"); do
   for c in "${configs[@]}"; do

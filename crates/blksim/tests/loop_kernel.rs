@@ -2,7 +2,8 @@
 //! holds what Linux 6.18 did on this project's 2-CPU machine (a loop device over a file in
 //! /dev/shm, real fio, 4 KiB random reads and writes, libaio; `scripts/kernel-loop-schedulers.sh`).
 //! `profiles/loop-2cpu.toml` is fitted on its `none` rows only; mq-deadline, kyber and bfq are
-//! predictions, which must come within ±15 % of the real kernel's IOPS ratios to mq-deadline.
+//! predictions, which must come within ±15 % of the real kernel's IOPS ratios to mq-deadline;
+//! `kernel-loop-4jobs.tsv` does the same with 4 jobs, where `none`'s ratio is a prediction too.
 //!
 //! With the `live-kernel` feature (`cargo test -p blksim --features live-kernel --test
 //! loop_kernel`, as root, with Debian's fio), the same comparison also runs against the kernel
@@ -14,6 +15,10 @@ use std::process::Command;
 const DATA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/kernel-loop-schedulers.tsv"
+);
+const DATA_4JOBS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/kernel-loop-4jobs.tsv"
 );
 const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -101,20 +106,41 @@ fn compare(rows: &Rows, label: &str, fit_rows: bool) {
             ));
         }
     }
-    for rw in ["randread", "randwrite"] {
-        let real = |s: &str| rows[&("compare".to_string(), rw.to_string(), s.to_string(), 2, 32)];
-        let dd_real = real("mq-deadline");
-        let dd_sim = sim(rw, "mq-deadline", 2, 32);
-        for s in ["none", "kyber", "bfq"] {
-            let rr = real(s) / dd_real;
-            let pr = sim(rw, s, 2, 32) / dd_sim;
-            let err = pr / rr - 1.0;
-            println!(
-                "{label} {rw} {s}/mq-deadline: real {rr:.3} predicted {pr:.3} ({:+.1} %)",
-                100.0 * err
-            );
-            if s != "none" && err.abs() > 0.15 {
-                failures.push(format!("{rw} {s}/mq-deadline: {:+.1} %", 100.0 * err));
+    // The schedulers at each job count recorded: 2 jobs (one per vCPU, where `none` is the
+    // fit's) and 4 (where every ratio, `none`'s too, is a prediction).
+    let counts: std::collections::BTreeSet<u32> = rows
+        .keys()
+        .filter(|k| k.0 == "compare")
+        .map(|k| k.3)
+        .collect();
+    for jobs in counts {
+        for rw in ["randread", "randwrite"] {
+            let real = |s: &str| {
+                rows[&(
+                    "compare".to_string(),
+                    rw.to_string(),
+                    s.to_string(),
+                    jobs,
+                    32,
+                )]
+            };
+            let dd_real = real("mq-deadline");
+            let dd_sim = sim(rw, "mq-deadline", jobs, 32);
+            for s in ["none", "kyber", "bfq"] {
+                let rr = real(s) / dd_real;
+                let pr = sim(rw, s, jobs, 32) / dd_sim;
+                let err = pr / rr - 1.0;
+                println!(
+                    "{label} {jobs}j {rw} {s}/mq-deadline: real {rr:.3} predicted {pr:.3} ({:+.1} %)",
+                    100.0 * err
+                );
+                let predicted = s != "none" || jobs != 2;
+                if predicted && err.abs() > 0.15 {
+                    failures.push(format!(
+                        "{jobs}j {rw} {s}/mq-deadline: {:+.1} %",
+                        100.0 * err
+                    ));
+                }
             }
         }
     }
@@ -126,6 +152,15 @@ fn schedulers_are_predicted_from_a_none_only_fit() {
     let rows = parse(&std::fs::read_to_string(DATA).unwrap());
     assert!(rows.len() >= 16, "{} rows", rows.len());
     compare(&rows, "recorded", true);
+}
+
+/// Out of the fit's range: 4 jobs on the 2 vCPUs (`scripts/kernel-loop-schedulers.sh 8 5
+/// wide`), where `none` too is a prediction.
+#[test]
+fn four_jobs_are_predicted_too() {
+    let rows = parse(&std::fs::read_to_string(DATA_4JOBS).unwrap());
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    compare(&rows, "recorded 4 jobs", true);
 }
 
 /// The recorded file must parse into every configuration the comparison needs.
@@ -147,7 +182,7 @@ fn recorded_data_covers_every_scheduler() {
 )]
 fn schedulers_match_the_running_kernel() {
     let o = Command::new(SCRIPT)
-        .args(["8", "3"])
+        .args(["8", "3", "fit compare wide"])
         .output()
         .expect("run scripts/kernel-loop-schedulers.sh");
     assert!(
