@@ -405,7 +405,8 @@ pub struct JobStats {
     pub timeline: Option<crate::timeline::Timeline>,
     /// Counts before the ramp's end (`ramp_ns` > 0 only).
     ramp: Box<RampTally>,
-    /// The job ended inside its ramp: the report holds the ramp's counts (see [`RampTally`]).
+    /// The job ended inside its ramp: the report holds what fio counts from the job's start
+    /// (I/O, depths; no latencies), as fio never reached `reset_all_stats`.
     pub ended_in_ramp: bool,
 }
 
