@@ -307,12 +307,21 @@ impl Sim {
         let mut iologs_made = logs::RunFiles::new(files);
         for (i, (spec_idx, clone, groupid, wait_for)) in clones.iter().enumerate() {
             let spec = &specs[*spec_idx];
+            // fio's `subjob_number`: `add_job` makes the clones in a countdown
+            // (`while (--numjobs) ... td_new->subjob_number = numjobs`), so the second
+            // thread of a job is its last subjob. It places the clone's region
+            // (`offset_increment`) and names its file (`jobname.N.0`).
+            let subjob = match *clone {
+                0 => 0,
+                c => spec.numjobs.max(1) - c,
+            };
             // Semantic errors name the job file line (or command-line option) they concern.
-            let region = Region::resolve(spec, *clone, capacity_bytes)?;
+            let region = Region::resolve(spec, subjob, capacity_bytes)?;
             // fio's seeds for this job (its `thread_number` is its 1-based place among the
             // jobs and clones); a `--seed` other than the default mixes into them.
-            let seeds = blksim_workload::workload_seeds(
+            let seeds = blksim_workload::clone_seeds(
                 spec,
+                *clone,
                 i as u64 + 1,
                 seed ^ crate::setup::DEFAULT_SEED,
             );
@@ -374,7 +383,7 @@ impl Sim {
                     let file = spec
                         .filename
                         .clone()
-                        .unwrap_or_else(|| format!("{}.{clone}.0", spec.name));
+                        .unwrap_or_else(|| format!("{}.{subjob}.0", spec.name));
                     let w = iolog::IoLogWriter::create(
                         path,
                         file,

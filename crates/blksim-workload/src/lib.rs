@@ -208,10 +208,18 @@ impl Region {
 /// A job's stream seeds: fio 3.33's for the job with `thread_number` (1-based, its place
 /// among all jobs and clones), mixed with `salt` (0: fio's own; see [`frand`]).
 pub fn workload_seeds(spec: &JobSpec, thread_number: u64, salt: u64) -> WorkloadSeeds {
+    clone_seeds(spec, 0, thread_number, salt)
+}
+
+/// [`workload_seeds`] of clone `clone` (0-based, in creation order). fio copies a clone from
+/// its parent after `fixup_options` turned `randrepeat` off for a job with `randseed`, so the
+/// clone's own `setup_random_seeds` seeds its offsets from `randseed` where the parent's
+/// came from `FIO_RANDSEED` (`init.c`: `add_job` → `get_new_job`).
+pub fn clone_seeds(spec: &JobSpec, clone: u32, thread_number: u64, salt: u64) -> WorkloadSeeds {
     WorkloadSeeds::new(
         spec.randseed,
         spec.randseed_set,
-        spec.randrepeat,
+        spec.randrepeat && !(clone > 0 && spec.randseed_set),
         spec.allrandrepeat,
         thread_number,
         salt,

@@ -208,3 +208,25 @@ fn an_async_pass_ends_at_size() {
     assert_eq!(real[..256], real[256..512], "each pass repeats the first");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Clones: fio's `add_job` makes them counting down (`td_new->subjob_number = numjobs`), so
+/// the second thread of a `numjobs=3` job is subjob 2 and starts at `2 × offset_increment`;
+/// and a clone is copied from a parent whose `randseed` already turned `randrepeat` off, so
+/// its offsets follow `randseed`. fio's clones append to one iolog, each its own block in
+/// whatever order they finish: the lists are compared sorted.
+#[test]
+fn clones_take_fios_subjob_numbers_and_seeds() {
+    let d = dir("clones");
+    let job = "[global]\nioengine=null\nfilename=x.dat\nsize=1m\nnumber_ios=64\n\
+               [inc]\nrw=randwrite\nnumjobs=3\noffset_increment=2m\nwrite_iolog=inc.log\n\
+               [seed]\nrw=randread\nrandseed=5\nnumjobs=2\noffset_increment=1m\nwrite_iolog=seed.log\n";
+    run_both(&d, job, &[]);
+    for log in ["inc.log", "seed.log"] {
+        let (mut real, mut sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
+        real.sort();
+        sim.sort();
+        assert!(real.len() >= 128, "{log}: {} I/Os", real.len());
+        same(&sim, &real, log);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
