@@ -820,7 +820,9 @@ impl IoGen {
             });
         }
         let ddir = self.get_rw_ddir();
-        self.busy_ok = false;
+        // `IO_U_F_BUSY_OK` lives on the io_u and only `io_completed` clears it: a fill that
+        // failed after setting it hands it to the next fill, which takes the same io_u back
+        // from the free list (`io_u_qpop` is last in, first out).
         let offset = self.get_next_offset(ddir)?;
         let mut len = self.get_next_buflen(ddir, offset);
         if len == 0 {
@@ -839,6 +841,8 @@ impl IoGen {
         if matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
             self.pending_write = Some((offset, len));
         }
+        // The io_u goes out; the next fill takes a clean one.
+        self.busy_ok = false;
         Some(IoU { ddir, offset, len })
     }
 
@@ -967,12 +971,6 @@ impl IoGen {
         if self.last_pos[d] >= io_size + start && self.time_based {
             self.last_pos[d] = start;
         }
-        if self.td_rw()
-            && self.io_size_opt.is_some_and(|s| s > io_size)
-            && self.last_pos[d] >= io_size + start
-        {
-            self.last_pos[d] = start;
-        }
         if self.last_pos[d] < real {
             // Only rewind if we already hit the end (fio mixes absolute and relative
             // positions here; kept as is).
@@ -1057,12 +1055,9 @@ impl IoGen {
                     0
                 };
                 let zlast = lastb * (z.size_perc - z.size_perc_prev) / 100;
-                if zlast == 0 {
-                    return None;
-                }
                 // No random map with zones (fixup_options), so the zone-relative block is
                 // drawn as is and the zone start added.
-                self.rand_block_in(zlast).map(|b| b + offset)
+                Some(self.zone_block(zlast) + offset)
             }
             Dist::ZonedAbs(idx) => {
                 let lastb = self.last_block(ddir);
@@ -1080,12 +1075,22 @@ impl IoGen {
                 let ba = self.ba[d];
                 let stotal = z.size_prev / ba;
                 let send = z.size / ba;
-                if send > lastb || send <= stotal {
+                if send > lastb {
                     return None;
                 }
-                self.rand_block_in(send - stotal).map(|b| b + stotal)
+                Some(self.zone_block(send.saturating_sub(stotal)) + stotal)
             }
         }
+    }
+
+    /// A block in a zone of `lastb` blocks (no random map with zones). A zone smaller than
+    /// a block still draws, and gives its first block: `lastb * r` is 0.
+    fn zone_block(&mut self, lastb: u64) -> u64 {
+        if lastb == 0 {
+            self.rngs.offset.unit();
+            return 0;
+        }
+        self.rand_block_in(lastb).unwrap_or(0)
     }
 
     /// `__get_next_rand_offset`: uniform block in `[0, lastb)`, then, with the random map,
@@ -1142,9 +1147,19 @@ impl IoGen {
             return 0;
         }
         let frand_max = self.rngs.bs[d].rand_max();
-        // fio loops until the size fits; bound it (a split whose entries never fit falls
-        // back to the minimum, which does).
-        for _ in 0..1000 {
+        // fio loops until the size fits. A range always gets there (its minimum fits, and
+        // each draw lands on a size that fits with a chance of at least 1 in `maxbs`), so it
+        // draws as long as fio would: near the region's end with `bs_unaligned` that is
+        // thousands of draws, and stopping early would desynchronise the stream. The bound
+        // only keeps a pathological range (a huge unaligned `maxbs`) from running on. A
+        // split whose entries never fit would loop forever in fio: after 1000 draws it
+        // falls back to the minimum, which fits.
+        let draws = if self.split[d].is_empty() {
+            1 << 22
+        } else {
+            1000
+        };
+        for _ in 0..draws {
             let r = self.rngs.bs[d].rand();
             let mut buflen = 0;
             if self.split[d].is_empty() {
