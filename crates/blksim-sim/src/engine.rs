@@ -479,6 +479,7 @@ impl Sim {
                 end_fsync: spec.end_fsync,
                 end_fsync_done: false,
                 pass_seen: 1,
+                io_pass: 1,
                 submit_offload: spec.io_submit_offload,
                 rate_wait: None,
                 wrote: false,

@@ -324,6 +324,9 @@ pub struct IoGen {
     pass_stops: bool,
     at_pass_end: bool,
     resuming: bool,
+    /// The last `None` came from a fill that failed (the region done, an offset or size
+    /// that does not fit), not from the byte, `number_ios` or per-pass limit.
+    fill_failed: bool,
     /// Reads of the verify phases so far: fio's `io_blocks`/`io_bytes`, which
     /// `keep_running` reads, count them (the issue counters do not).
     verify_ios: u64,
@@ -494,6 +497,7 @@ impl IoGen {
             pass_stops: false,
             at_pass_end: false,
             resuming: false,
+            fill_failed: false,
             verify_ios: 0,
             verify_bytes: 0,
             verified: false,
@@ -625,6 +629,13 @@ impl IoGen {
         self.pass_stops = true;
     }
 
+    /// `next` returned None because the fill failed (`fill_io_u`: the region is done, or the
+    /// next offset or size does not fit), not at a limit that ends `do_io`'s loop first. fio
+    /// picks the direction before the offset (`get_rw_ddir`), so a sync due then still goes.
+    pub fn fill_failed(&self) -> bool {
+        self.fill_failed
+    }
+
     /// `next` returned None at the end of a pass, not at the end of the job.
     pub fn at_pass_end(&self) -> bool {
         self.at_pass_end
@@ -668,6 +679,11 @@ impl IoGen {
     }
 
     fn next_io(&mut self) -> Option<IoU> {
+        // Still at a pass end the caller has not resumed from: the same answer, no new draw.
+        if self.at_pass_end {
+            return None;
+        }
+        self.fill_failed = false;
         loop {
             if self.finished {
                 return None;
@@ -689,6 +705,7 @@ impl IoGen {
             } else {
                 self.fill_io_u()
             };
+            self.fill_failed = iou.is_none() && !pass_done && !self.resuming;
             match iou {
                 Some(u) => {
                     self.account(&u);

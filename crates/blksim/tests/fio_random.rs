@@ -4,7 +4,7 @@
 //! the random map, rwmix, bsrange, bssplit (its order), percentage_random, `rw=randrw:N`,
 //! trims, zones, tausworthe64, `allrandrepeat`, `randseed` with and without `randrepeat`,
 //! loops that repeat their pass (and with `randseed`, go on with the stream), `io_size`
-//! past `size` on a sync and an async engine, jobs 1 to 17 in one file (each its own thread number);
+//! past `size` on a sync and an async engine, jobs 1 to 20 in one file (each its own thread number);
 //! `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too. Clones (`numjobs`) are not
 //! compared here: fio's clones append to one shared iolog from several threads, and their
 //! buffered writes cut each other's lines.
@@ -60,15 +60,19 @@ fn run_both(d: &Path, job: &str, sim_args: &[&str]) {
     );
 }
 
-/// The (action, offset, length) lines of an iolog.
+/// The (action, offset, length) lines of an iolog, and its syncs (whose offset and length
+/// mean nothing: fio logs the last I/O's offset there).
 fn ios(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            matches!(f.get(2), Some(&("read" | "write" | "trim")))
-                .then(|| format!("{} {} {}", f[2], f[3], f[4]))
+            match f.get(2) {
+                Some(&(a @ ("read" | "write" | "trim"))) => Some(format!("{a} {} {}", f[3], f[4])),
+                Some(&(a @ ("sync" | "datasync"))) => Some(a.to_string()),
+                _ => None,
+            }
         })
         .collect()
 }
@@ -148,6 +152,15 @@ fn blksim_issues_the_ios_fio_issues() {
             "unaligned",
             "rw=randwrite\nbsrange=1k-2k\nbs_unaligned=1\nsize=2m\nallrandrepeat=1\n",
         ),
+        // `get_rw_ddir` picks a due sync before the offset: the pass whose next offset
+        // fails still syncs after its last writes, the next pass (`reset_io_counters`
+        // clears `last_was_sync`) syncs first, and `end_fsync` is an io_u in the log.
+        ("syncpass", "rw=randwrite\nsize=1m\nfsync=2\nloops=3\n"),
+        (
+            "endfsync",
+            "rw=write\nbs=3k\nsize=1m\nfdatasync=3\nend_fsync=1\nloops=2\n",
+        ),
+        ("endfsync2", "rw=write\nsize=4m\nfsync=3\nend_fsync=1\n"),
         // A zone smaller than a block still draws, and gives the zone's first block.
         (
             "zonesmall",

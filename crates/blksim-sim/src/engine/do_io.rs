@@ -311,8 +311,44 @@ impl Sim {
                 } else {
                     task.gen.as_mut().and_then(|g| g.next())
                 } {
-                    Some(io) => io,
+                    Some(io) => {
+                        // The first I/O of a new pass: `clear_io_state` → `reset_io_counters`
+                        // cleared `last_was_sync`, so a sync may be due again before it.
+                        let pass = task.gen.as_ref().map_or(1, |g| g.passes());
+                        if pass != task.io_pass && !task.in_verify && task.replay.is_none() {
+                            task.io_pass = pass;
+                            task.last_was_sync = false;
+                        }
+                        io
+                    }
                     None => {
+                        // `get_rw_ddir` picks a due sync before `fill_io_u` needs an offset:
+                        // when the fill fails (not at a limit, which ends `do_io`'s loop
+                        // first) the sync after the pass's last writes still goes.
+                        let fill_failed = !task.in_verify
+                            && task.replay.is_none()
+                            && task.gen.as_ref().is_some_and(|g| g.fill_failed());
+                        if fill_failed && task.sync_due() {
+                            let kind = SyncKind::from(!task.fsync_due());
+                            if task.null_queued {
+                                task.gen_done = true;
+                                self.null_busy_reap(t, now);
+                                self.queue_null_sync(t, now, kind);
+                                continue;
+                            }
+                            if !task.pending.is_empty() {
+                                self.commit(t, now);
+                                if self.tasks[t].in_syscall != InSyscall::No {
+                                    // Issued when io_submit returns: the generator, still at
+                                    // its pass end, answers None again and the sync is due.
+                                    continue;
+                                }
+                            }
+                            self.tasks[t].gen_done = true;
+                            let now = now.max(self.clk);
+                            self.issue_sync(t, now, kind);
+                            continue;
+                        }
                         task.gen_done = true;
                         continue;
                     }
@@ -322,16 +358,8 @@ impl Sim {
             // a sync, if there is a next one (the last writes of a job get none unless
             // `end_fsync`). libaio answers FIO_Q_BUSY while io_us are queued, so they are
             // committed first; in-flight I/O is not waited for.
-            let due = |blocks: u32| {
-                blocks > 0
-                    && task.writes_issued > 0
-                    && task.writes_issued.is_multiple_of(blocks as u64)
-            };
-            // The verify phase takes its io_us from the verify list (`do_verify`), never
-            // from `get_rw_ddir`: no syncs there.
-            let should_fsync = task.rw_syncs && !task.last_was_sync && !task.in_verify;
-            if should_fsync && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
-                let datasync = !due(task.fsync_blocks);
+            if task.sync_due() {
+                let datasync = !task.fsync_due();
                 task.held = Some(io);
                 if task.null_queued {
                     self.null_busy_reap(t, now);

@@ -141,13 +141,13 @@ impl Sim {
     }
 }
 
-/// A sync io_u in the `write_iolog` (`end_fsync`'s fsync(2) is not an io_u and is not
-/// logged); fio's offset and length of a sync mean nothing, they are logged as 0.
+/// A sync io_u in the `write_iolog`, `end_fsync`'s too (`fio_io_sync` queues a DDIR_SYNC
+/// io_u through `td_io_queue`); fio's offset and length of a sync mean nothing, they are
+/// logged as 0.
 fn log_sync(task: &mut Task, now: Ns, kind: SyncKind) {
     let what = match kind {
-        SyncKind::Fsync => "sync",
+        SyncKind::Fsync | SyncKind::EndFsync => "sync",
         SyncKind::Fdatasync => "datasync",
-        SyncKind::EndFsync => return,
     };
     if let Some(l) = task.iolog.as_mut() {
         l.io(now, what, 0, 0);

@@ -198,6 +198,9 @@ pub(crate) struct Task {
     /// The generator's pass the task last saw: a new one is a new `do_io`, with its own
     /// `end_fsync`.
     pub(crate) pass_seen: u64,
+    /// The generator's pass of the last I/O it gave: a new one ran `clear_io_state`, whose
+    /// `reset_io_counters` clears `last_was_sync`.
+    pub(crate) io_pass: u64,
     /// `io_submit_mode=offload`: the rate is kept without waiting for completions.
     pub(crate) submit_offload: bool,
     /// Ahead of its rate, how long fio will sleep once its I/O has drained: `rate_ddir`
@@ -346,6 +349,27 @@ impl Task {
                 g.raise_ios_limit(by);
             }
         }
+    }
+
+    /// `get_rw_ddir`'s first check: the next io_u is an fsync or fdatasync, every
+    /// `fsync_blocks` (`fdatasync_blocks`) writes issued, unless the last io_u that completed
+    /// was a sync (`should_fsync`). The verify phase takes its io_us from the verify list
+    /// (`do_verify`), never from `get_rw_ddir`: no syncs there.
+    pub(crate) fn sync_due(&self) -> bool {
+        let due = |blocks: u32| {
+            blocks > 0 && self.writes_issued > 0 && self.writes_issued.is_multiple_of(blocks as u64)
+        };
+        self.rw_syncs
+            && !self.last_was_sync
+            && !self.in_verify
+            && (due(self.fsync_blocks) || due(self.fdatasync_blocks))
+    }
+
+    /// The due sync is an fsync (else an fdatasync).
+    pub(crate) fn fsync_due(&self) -> bool {
+        self.fsync_blocks > 0
+            && self.writes_issued > 0
+            && self.writes_issued.is_multiple_of(self.fsync_blocks as u64)
     }
 
     /// A read, write or trim I/O completed at `now`. One that completed in the ramp is not
