@@ -69,8 +69,8 @@ fn ios(path: &Path) -> Vec<String> {
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             match f.get(2) {
-                Some(&(a @ ("read" | "write" | "trim"))) => Some(format!("{a} {} {}", f[3], f[4])),
-                Some(&(a @ ("sync" | "datasync"))) => Some(a.to_string()),
+                Some(&a @ ("read" | "write" | "trim")) => Some(format!("{a} {} {}", f[3], f[4])),
+                Some(&a @ ("sync" | "datasync")) => Some(a.to_string()),
                 _ => None,
             }
         })
