@@ -314,8 +314,6 @@ pub struct IoGen {
     /// keep_running's copy of `o->loops`, decremented per pass.
     loops_left: u32,
     passes: u64,
-    /// (rand)trimwrite: the write that must follow the trim just issued.
-    pending_write: Option<(u64, u64)>,
     /// Set by get_next_block for the I/O being built: do not mark the random map.
     busy_ok: bool,
     finished: bool,
@@ -491,7 +489,6 @@ impl IoGen {
             pass_ios: 0,
             loops_left: loops - 1,
             passes: 1,
-            pending_write: None,
             busy_ok: false,
             finished: false,
             pass_stops: false,
@@ -689,15 +686,14 @@ impl IoGen {
                 return None;
             }
             // do_io's loop condition: io_issue_bytes_exceeded (bytes or number_ios), unless
-            // time_based. A pending trimwrite write always follows its trim.
-            if !self.time_based && self.pending_write.is_none() && self.io_issue_exceeded() {
+            // time_based. A trimwrite job counts its writes' bytes (`td_write`), so the write
+            // after the last trim still goes.
+            if !self.time_based && self.io_issue_exceeded() {
                 self.finished = true;
                 return None;
             }
             // do_io: "Break if we exceeded the bytes" for this pass.
-            let pass_done = !self.time_based
-                && self.pending_write.is_none()
-                && self.pass_bytes >= self.pass_total_bytes;
+            let pass_done = !self.time_based && self.pass_bytes >= self.pass_total_bytes;
             // Resuming after a pass end: the pass already ended (a sync engine's by an offset
             // draw that failed, which must not be drawn again), `keep_running` decides.
             let iou = if pass_done || self.resuming {
@@ -806,7 +802,6 @@ impl IoGen {
         self.pass_bytes = 0;
         self.pass_ios = 0;
         self.rwmix_issues = 0;
-        self.pending_write = None;
         if self.randrepeat {
             self.rngs = self.rngs_initial.clone();
             self.dist = self.dist_initial.clone();
@@ -826,17 +821,18 @@ impl IoGen {
     // ------------------------------------------------------------------ fill_io_u
 
     fn fill_io_u(&mut self) -> Option<IoU> {
-        // set_rw_ddir for (rand)trimwrite: a write of the same block follows each trim.
-        if let Some((off, len)) = self.pending_write.take() {
-            self.last_start[1] = Some(off);
-            self.last_pos[1] = off + len;
-            return Some(IoU {
-                ddir: Ddir::Write,
-                offset: off,
-                len,
-            });
+        let mut ddir = self.get_rw_ddir();
+        // `set_rw_ddir` for (rand)trimwrite: a trim when the last trim and write started at
+        // the same place, else a write. randtrimwrite writes the block it just trimmed;
+        // trimwrite's write takes the next sequential offset and size of its own direction,
+        // so with a larger write size the two drift apart and fio goes on writing.
+        if self.trimwrite() {
+            ddir = if self.last_start[Ddir::Write.idx()] == self.last_start[Ddir::Trim.idx()] {
+                Ddir::Trim
+            } else {
+                Ddir::Write
+            };
         }
-        let ddir = self.get_rw_ddir();
         // `IO_U_F_BUSY_OK` lives on the io_u and only `io_completed` clears it: a fill that
         // failed after setting it hands it to the next fill, which takes the same io_u back
         // from the free list (`io_u_qpop` is last in, first out).
@@ -855,9 +851,6 @@ impl IoGen {
         let d = ddir.idx();
         self.last_start[d] = Some(offset);
         self.last_pos[d] = offset + len;
-        if matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite) {
-            self.pending_write = Some((offset, len));
-        }
         // The io_u goes out; the next fill takes a clean one.
         self.busy_ok = false;
         Some(IoU { ddir, offset, len })
@@ -926,7 +919,16 @@ impl IoGen {
                 self.ddir_seq_nr = self.ddir_seq_nr_cfg;
             }
         }
-        let rel = self.get_next_block(ddir, rw_seq_hit)?;
+        let rel = if self.rw == RwPattern::RandTrimWrite && ddir == Ddir::Write {
+            // `get_next_block`: the block just trimmed, not marked in the random map.
+            // Departure: fio 3.33 takes the trim's absolute offset here and adds the
+            // region's start again in `get_next_offset`, so with `offset` > 0 it writes one
+            // wrong block over and over; blksim writes the trimmed block.
+            self.busy_ok = true;
+            self.last_start[Ddir::Trim.idx()]? - self.region.start
+        } else {
+            self.get_next_block(ddir, rw_seq_hit)?
+        };
         if rel >= self.region.len {
             return None;
         }
@@ -934,7 +936,21 @@ impl IoGen {
         if abs >= self.region.device_bytes {
             return None;
         }
+        // A random trim that lands where the last pair was: move the last write's start
+        // so that the next io_u is still this trim's write.
+        if self.rw == RwPattern::RandTrimWrite
+            && ddir == Ddir::Trim
+            && self.last_start[Ddir::Trim.idx()] == Some(abs)
+        {
+            if let Some(w) = self.last_start[Ddir::Write.idx()].as_mut() {
+                *w = w.wrapping_sub(1);
+            }
+        }
         Some(abs)
+    }
+
+    fn trimwrite(&self) -> bool {
+        matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite)
     }
 
     /// `get_next_block`: relative offset (bytes from the region start).
@@ -1155,6 +1171,11 @@ impl IoGen {
 
     /// `get_next_buflen`: fixed bs, bsrange or bssplit.
     fn get_next_buflen(&mut self, ddir: Ddir, offset: u64) -> u64 {
+        if self.rw == RwPattern::RandTrimWrite && ddir == Ddir::Write {
+            // The trimmed block's length.
+            let t = Ddir::Trim.idx();
+            return self.last_start[t].map_or(0, |s| self.last_pos[t] - s);
+        }
         let d = ddir.idx();
         let (minbs, maxbs) = (self.min_bs[d], self.max_bs[d]);
         if minbs == maxbs {

@@ -4,7 +4,7 @@
 //! the random map, rwmix, bsrange, bssplit (its order), percentage_random, `rw=randrw:N`,
 //! trims, zones, tausworthe64, `allrandrepeat`, `randseed` with and without `randrepeat`,
 //! loops that repeat their pass (and with `randseed`, go on with the stream), `io_size`
-//! past `size` on a sync and an async engine, jobs 1 to 20 in one file (each its own thread number);
+//! past `size` on a sync and an async engine, jobs 1 to 22 in one file (each its own thread number);
 //! `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too. Clones (`numjobs`) are not
 //! compared here: fio's clones append to one shared iolog from several threads, and their
 //! buffered writes cut each other's lines.
@@ -161,6 +161,11 @@ fn blksim_issues_the_ios_fio_issues() {
             "rw=write\nbs=3k\nsize=1m\nfdatasync=3\nend_fsync=1\nloops=2\n",
         ),
         ("endfsync2", "rw=write\nsize=4m\nfsync=3\nend_fsync=1\n"),
+        // trimwrite picks a trim when the last trim and write started together; its write
+        // takes its own sequential offset and size, so different sizes drift apart.
+        ("twsizes", "rw=trimwrite\nbs=4k,8k,4k\nsize=8m\n"),
+        // randtrimwrite's write counts down rw=...:N as its trim does.
+        ("rtwseq", "rw=randtrimwrite:4\nsize=2m\n"),
         // A zone smaller than a block still draws, and gives the zone's first block.
         (
             "zonesmall",
