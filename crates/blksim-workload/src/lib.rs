@@ -74,6 +74,9 @@ pub struct Region {
     pub start: u64,
     /// fio's `f->io_size`: length of the region.
     pub len: u64,
+    /// fio's `o->size` once `setup_files` is done: the bytes of a pass, `len` unless the
+    /// files have a `filesize` and `size` asks for fewer bytes than they hold.
+    pub bytes: u64,
     /// fio's `f->real_file_size`: the size of the target as fio sees it. For a block device
     /// that is the device's size; for the null engine, which has no file to measure, it is
     /// the region's end (`start + len`, see [`Region::resolve`]). Sequential I/O with holes
@@ -116,7 +119,8 @@ impl Region {
     /// `setup_files`:
     /// * start = `offset` + `clone_index * offset_increment` (percentages are of the device;
     ///   if either is a percentage the sum is aligned **up** to the minimum block size);
-    /// * length = `filesize * nrfiles` if `filesize` is set, else `size` (a percentage of the
+    /// * length = `(filesize - start) * nrfiles` if `filesize` is set (then a percentage
+    ///   `size` scales it and a byte `size` is the bytes of a pass), else `size` (a percentage of the
     ///   device, aligned down to the minimum block size), else the rest of the device;
     /// * the length is clamped to the end of the device (fio would stop at the device end);
     /// * errors as fio: offset beyond the device, or a region smaller than the block size;
@@ -166,7 +170,15 @@ impl Region {
         let avail = device_bytes - start;
         let nrfiles = spec.nrfiles.max(1) as u64;
         let mut len = if let Some(fs) = spec.filesize {
-            fs.saturating_mul(nrfiles)
+            // `setup_files`: a file of `filesize` is used from the job's start offset on
+            // (`f->io_size = o->file_size_low - f->file_offset`).
+            if start > fs {
+                return Err(spec.error_at(
+                    &["offset", "offset_increment", "filesize"],
+                    format!("you need to specify valid offset= (start {start} is beyond the filesize {fs})"),
+                ));
+            }
+            (fs - start).saturating_mul(nrfiles)
         } else {
             match spec.size {
                 None => avail,
@@ -178,10 +190,29 @@ impl Region {
                 }
             }
         };
-        if len == 0 {
+        // With `filesize`, `size` no longer sizes the files (`setup_files`): a percentage
+        // scales each file (`size_percent`, aligned down to the minimum block size), and
+        // a byte count, if smaller than the files, is the bytes of a pass ("if
+        // (!o->size || o->size > total_size) o->size = total_size").
+        let mut bytes = None;
+        if spec.filesize.is_some() {
+            match spec.size {
+                Some(SizeOrPct::PctMilli(p)) if p != 100_000 => {
+                    let l = ((len as u128 + start as u128) * p as u128 / 100_000) as u64;
+                    let l = l.min(len);
+                    len = l - l % min_bs;
+                }
+                Some(SizeOrPct::Bytes(b)) if b > 0 => bytes = Some(b),
+                _ => {}
+            }
+        }
+        // `size=0` is no size; a filesize that leaves nothing after the offset stays empty
+        // (and is refused just below).
+        if len == 0 && spec.filesize.is_none() {
             len = avail;
         }
         len = len.min(avail);
+        let bytes = bytes.map_or(len, |b| b.min(len));
         if len < min_bs {
             return Err(spec.error_at(
                 &["size", "filesize", "offset", "bs", "bsrange", "bssplit"],
@@ -200,6 +231,7 @@ impl Region {
         Ok(Region {
             start,
             len,
+            bytes,
             device_bytes: real_file_size,
         })
     }
@@ -422,7 +454,7 @@ impl IoGen {
         };
 
         let loops = spec.loops.max(1);
-        let size_limit = spec.io_size.unwrap_or(region.len);
+        let size_limit = spec.io_size.unwrap_or(region.bytes);
         let max_bs_all = *max_bs.iter().max().unwrap();
         // do_io: total_bytes = size, larger for random norandommap writes and trimwrite.
         let is_write = spec.rw.has_write();
@@ -433,7 +465,7 @@ impl IoGen {
         let mut pass_total_bytes = if spec.ioengine.completes_in_queue(spec.iodepth) {
             u64::MAX
         } else {
-            region.len
+            region.bytes
         };
         if norandommap_write_rand {
             pass_total_bytes = pass_total_bytes.max(spec.io_size.unwrap_or(0));

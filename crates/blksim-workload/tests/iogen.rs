@@ -21,6 +21,7 @@ fn region(start: u64, len: u64, dev: u64) -> Region {
     Region {
         start,
         len,
+        bytes: len,
         device_bytes: dev,
     }
 }
@@ -829,10 +830,18 @@ fn region_resolution() {
     s.size = None;
     s.offset = SizeOrPct::Bytes(M);
     assert_eq!(Region::resolve(&s, 0, 8 * M).unwrap().len, 7 * M);
-    // nrfiles × filesize
-    s.filesize = Some(M);
+    // nrfiles × filesize, each used from the offset on (`f->io_size = filesize - offset`)
+    s.filesize = Some(2 * M);
     s.nrfiles = 3;
     assert_eq!(Region::resolve(&s, 0, 8 * M).unwrap().len, 3 * M);
+    s.offset = SizeOrPct::Bytes(0);
+    assert_eq!(Region::resolve(&s, 0, 8 * M).unwrap().len, 6 * M);
+    // an offset past the file, or a file left empty by it
+    s.offset = SizeOrPct::Bytes(3 * M);
+    assert!(Region::resolve(&s, 0, 8 * M).is_err());
+    s.offset = SizeOrPct::Bytes(2 * M);
+    assert!(Region::resolve(&s, 0, 8 * M).is_err());
+    s.offset = SizeOrPct::Bytes(0);
     // too small
     s.filesize = Some(K);
     s.nrfiles = 1;

@@ -264,3 +264,21 @@ fn clones_take_fios_subjob_numbers_and_seeds() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// With `filesize`, `size` no longer sizes the file (`setup_files`): a percentage scales it,
+/// a byte count is the bytes of a pass, and the file is used from the job's offset on. (On
+/// a regular file name: fio sizes /dev/null, a character device, from `size` alone.)
+#[test]
+fn filesize_and_size() {
+    let d = dir("filesize");
+    let job = "[global]\nioengine=null\nnumber_ios=2000\n\
+               [pct]\nfilename=pct.dat\nrw=randwrite\nfilesize=16m\nsize=25%\nwrite_iolog=pct.log\n\
+               [bytes]\nfilename=bytes.dat\nrw=randread\nfilesize=16m\nsize=4m\noffset=1m\nwrite_iolog=bytes.log\n";
+    run_both(&d, job, &[]);
+    for log in ["pct.log", "bytes.log"] {
+        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
+        assert_eq!(real.len(), 1024, "{log}");
+        same(&sim, &real, log);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
