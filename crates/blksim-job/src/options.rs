@@ -13,7 +13,7 @@
 
 use crate::spec::{
     BsSpec, BsSplit, CpusAllowedPolicy, Ddir, IoEngine, JobSpec, RandomDistribution, RwPattern,
-    SizeOrPct, TraceFormat, Zone, ZoneAbs, REPLAY_SKIP_SYNC,
+    SizeOrPct, TraceFormat, Zone, ZoneAbs, ZoneMode, REPLAY_SKIP_SYNC,
 };
 use crate::value::{
     parse_bool, parse_float, parse_range, parse_signed_size, parse_size, parse_size_or_pct,
@@ -432,11 +432,11 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("verify", &[], T::Str, "0", C::Verify, "Verify data written", set_verify).vals(&VERIFY_VALUES),
     m("do_verify", &[], T::Bool, "1", C::Verify, "Run verification stage after write", set_do_verify),
     // ---- accepted, not modelled (would change the workload in fio) ------------------------
-    unm("zonemode", C::Size, "Mode for the zonesize, zonerange and zoneskip parameters (only 'none' is supported; others are an error)")
-        .with_set(set_zonemode),
-    unm("zonesize", C::Size, "Amount of data to read per zone"),
-    unm("zonerange", C::Size, "Give size of an IO zone"),
-    unm("zoneskip", C::Size, "Space between IO zones"),
+    m("zonemode", &[], T::Str, "none", C::Size, "Mode for the zonesize, zonerange and zoneskip parameters (none or strided; zbd is an error)",
+      set_zonemode),
+    m("zonesize", &[], T::Int, "0", C::Size, "Amount of data to read per zone", set_zonesize),
+    m("zonerange", &[], T::Int, "0", C::Size, "Give size of an IO zone", set_zonerange),
+    m("zoneskip", &[], T::Int, "0", C::Size, "Space between IO zones", set_zoneskip),
     unm("zonecapacity", C::Size, "Capacity per zone"),
     unm("file_service_type", C::File, "How to select which file to service next (only roundrobin is modelled)")
         .with_set(set_file_service_type),
@@ -790,6 +790,19 @@ pub(crate) fn check_rate_options(spec: &JobSpec) -> Result<(), crate::ParseError
         return Err(spec.error_at(
             &["rate_iops", "rate"],
             "rate and rate_iops are mutually exclusive (fio refuses the job)",
+        ));
+    }
+    // The zone options' own checks in `fixup_options`.
+    if spec.zonemode == ZoneMode::None && spec.zonesize > 0 {
+        return Err(spec.error_at(
+            &["zonesize", "zonemode"],
+            "--zonemode=none and --zonesize are not compatible (fio refuses the job)",
+        ));
+    }
+    if spec.zonemode == ZoneMode::Strided && spec.zonesize == 0 {
+        return Err(spec.error_at(
+            &["zonemode"],
+            "--zonesize must be specified when using --zonemode=strided",
         ));
     }
     Ok(())
@@ -1866,14 +1879,34 @@ fn set_random_generator(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Res
     }
 }
 
-fn set_zonemode(_: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    match v.trim() {
-        "none" => Ok(()),
-        m @ ("strided" | "zbd") => Err(format!(
-            "zonemode '{m}' is not supported by blksim (only 'none')"
-        )),
-        m => Err(format!("invalid value '{m}' (valid: none, strided, zbd)")),
-    }
+fn set_zonemode(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.zonemode = match v.trim() {
+        "none" => ZoneMode::None,
+        "strided" => ZoneMode::Strided,
+        "zbd" => {
+            return Err(
+                "zonemode 'zbd' is not supported by blksim (none or strided): the device models have no zones"
+                    .into(),
+            )
+        }
+        m => return Err(format!("invalid value '{m}' (valid: none, strided, zbd)")),
+    };
+    Ok(())
+}
+
+fn set_zonesize(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.zonesize = parse_size(v, j.kb_base)?;
+    Ok(())
+}
+
+fn set_zonerange(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.zonerange = parse_size(v, j.kb_base)?;
+    Ok(())
+}
+
+fn set_zoneskip(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.zoneskip = parse_size(v, j.kb_base)?;
+    Ok(())
 }
 
 fn set_file_service_type(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {

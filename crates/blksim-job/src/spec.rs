@@ -177,6 +177,23 @@ pub enum IoEngine {
     Null,
 }
 
+/// fio's `zonemode`. Its default is `none`, so fio 3.33 refuses a `zonesize` without
+/// `zonemode=strided` ("--zonemode=none and --zonesize are not compatible").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneMode {
+    None,
+    Strided,
+}
+
+/// Strided zones as `fixup_options` leaves them: I/O covers `size` bytes of a zone that
+/// starts `range` bytes long, then moves `range + skip` on (`setup_strided_zone_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedZones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
 impl IoEngine {
     pub fn name(&self) -> &'static str {
         match self {
@@ -390,6 +407,12 @@ pub struct JobSpec {
     /// `offset_increment=N%`: percent × 1000 of the file/device size. When `Some`, it replaces
     /// [`JobSpec::offset_increment`] (fio `str_offset_increment_cb` keeps the two apart too).
     pub offset_increment_pct: Option<u64>,
+    /// `zonemode`, `zonesize`, `zonerange`, `zoneskip` (bytes): fio's strided zones. See
+    /// [`JobSpec::strided_zones`].
+    pub zonemode: ZoneMode,
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
     /// `io_submit_mode=offload`: submission follows the rate regardless of completions (the
     /// fixed-rate and poisson examples use it). false = `inline`, fio's default.
     pub io_submit_offload: bool,
@@ -635,12 +658,32 @@ impl Default for JobSpec {
             notes: Vec::new(),
             description: None,
             offset_increment_pct: None,
+            zonemode: ZoneMode::None,
+            zonesize: 0,
+            zonerange: 0,
+            zoneskip: 0,
             io_submit_offload: false,
         }
     }
 }
 
 impl JobSpec {
+    /// The job's strided zones, as `fixup_options` settles them: `zonerange` defaults to
+    /// `zonesize`; with several files open fio drops them ("Strided zone mode only really
+    /// works with 1 file").
+    pub fn strided_zones(&self) -> Option<StridedZones> {
+        let strided = self.zonemode == ZoneMode::Strided;
+        (strided && self.zonesize > 0 && self.nrfiles <= 1).then_some(StridedZones {
+            size: self.zonesize,
+            range: if self.zonerange > 0 {
+                self.zonerange
+            } else {
+                self.zonesize
+            },
+            skip: self.zoneskip,
+        })
+    }
+
     /// Record that `option` (canonical name) was set at `file:line`.
     pub(crate) fn mark_set(&mut self, option: &'static str, file: &str, line: usize) {
         match self.set_at.iter_mut().find(|(o, _, _)| *o == option) {

@@ -348,6 +348,12 @@ pub struct IoGen {
     passes: u64,
     /// Set by get_next_block for the I/O being built: do not mark the random map.
     busy_ok: bool,
+    /// Strided zones (`zonemode=strided`), the bytes done in the current zone
+    /// (`td->zone_bytes`) and where the current zone starts (`f->file_offset`, which
+    /// `setup_strided_zone_mode` moves; `region.start` is `get_start_offset`).
+    zones: Option<blksim_job::StridedZones>,
+    zone_bytes: u64,
+    file_offset: u64,
     finished: bool,
     /// The job verifies after each pass (`thread_main` runs `do_verify` after every
     /// `do_io`): the generator stops at a pass end until [`IoGen::resume`].
@@ -439,6 +445,7 @@ impl IoGen {
             v
         });
 
+        let zones = spec.strided_zones();
         let mut rngs_mut = rngs.clone();
         let dist = Self::build_dist(spec, &region, &min_bs, &ba, &mut rngs_mut.dist)?;
         // The dist stream after init (rand_off drawn) is the pass-start state.
@@ -447,7 +454,8 @@ impl IoGen {
         // init_random_map: an axmap only for uniform random I/O with the map on.
         let map = if random && !norandommap {
             let rw_min_bs = *min_bs.iter().min().unwrap();
-            let fsize = region.len.min(region.device_bytes);
+            // `init_random_map`: with strided zones the map covers one zone's range.
+            let fsize = zones.map_or(region.len.min(region.device_bytes), |z| z.range);
             Some(Axmap::new(fsize / rw_min_bs))
         } else {
             None
@@ -522,6 +530,9 @@ impl IoGen {
             loops_left: loops - 1,
             passes: 1,
             busy_ok: false,
+            zones,
+            zone_bytes: 0,
+            file_offset: start,
             finished: false,
             pass_stops: false,
             at_pass_end: false,
@@ -591,7 +602,8 @@ impl IoGen {
                 // __get_next_rand_offset_zoned_abs: "zoned_abs sizes exceed file size".
                 for (d, zi) in idx.iter().enumerate() {
                     if let Some(last) = zi.iter().filter(|z| z.valid).map(|z| z.size).max() {
-                        let lastb = Self::last_block_of(region, min_bs[d], ba[d]);
+                        let range = spec.strided_zones().map(|z| z.range);
+                        let lastb = Self::last_block_of(region, range, min_bs[d], ba[d]);
                         if last / ba[d] > lastb {
                             return Err(spec.error_at(
                                 &["random_distribution"],
@@ -834,6 +846,10 @@ impl IoGen {
         self.pass_bytes = 0;
         self.pass_ios = 0;
         self.rwmix_issues = 0;
+        // `clear_io_state`: the file starts at its start offset again, and
+        // `reset_io_counters` zeroes the zone's bytes.
+        self.file_offset = self.region.start;
+        self.zone_bytes = 0;
         if self.randrepeat {
             self.rngs = self.rngs_initial.clone();
             self.dist = self.dist_initial.clone();
@@ -843,7 +859,7 @@ impl IoGen {
 
     /// `fio_file_reset`.
     fn reset_file(&mut self) {
-        self.last_pos = [self.region.start; 3];
+        self.last_pos = [self.file_offset; 3];
         self.last_start = [None; 3];
         if let Some(m) = &mut self.map {
             m.reset();
@@ -865,6 +881,9 @@ impl IoGen {
                 Ddir::Write
             };
         }
+        if let Some(z) = self.zones {
+            self.setup_strided_zone_mode(z, ddir);
+        }
         // `IO_U_F_BUSY_OK` lives on the io_u and only `io_completed` clears it: a fill that
         // failed after setting it hands it to the next fill, which takes the same io_u back
         // from the free list (`io_u_qpop` is last in, first out).
@@ -885,6 +904,7 @@ impl IoGen {
         self.last_pos[d] = offset + len;
         // The io_u goes out; the next fill takes a clean one.
         self.busy_ok = false;
+        self.zone_bytes += len;
         Some(IoU { ddir, offset, len })
     }
 
@@ -957,14 +977,14 @@ impl IoGen {
             // region's start again in `get_next_offset`, so with `offset` > 0 it writes one
             // wrong block over and over; blksim writes the trimmed block.
             self.busy_ok = true;
-            self.last_start[Ddir::Trim.idx()]? - self.region.start
+            self.last_start[Ddir::Trim.idx()]? - self.file_offset
         } else {
             self.get_next_block(ddir, rw_seq_hit)?
         };
         if rel >= self.region.len {
             return None;
         }
-        let abs = rel.checked_add(self.region.start)?;
+        let abs = rel.checked_add(self.file_offset)?;
         if abs >= self.region.device_bytes {
             return None;
         }
@@ -979,6 +999,28 @@ impl IoGen {
             }
         }
         Some(abs)
+    }
+
+    /// `setup_strided_zone_mode`: after `size` bytes in a zone, the next zone starts
+    /// `range + skip` further on (back at the start past the file's end); a sequential
+    /// position past the zone's range goes back to its start; at each `range` bytes the
+    /// file is reset (its random map covers one range).
+    fn setup_strided_zone_mode(&mut self, z: blksim_job::StridedZones, ddir: Ddir) {
+        let d = ddir.idx();
+        if self.zone_bytes >= z.size {
+            self.zone_bytes = 0;
+            self.file_offset = self.file_offset.saturating_add(z.range + z.skip);
+            if self.file_offset >= self.region.device_bytes {
+                self.file_offset = self.region.start;
+            }
+            self.last_pos[d] = self.file_offset;
+        }
+        if self.last_pos[d] >= self.file_offset.saturating_add(z.range) {
+            self.last_pos[d] = self.file_offset;
+        }
+        if self.zone_bytes.is_multiple_of(z.range) {
+            self.reset_file();
+        }
     }
 
     fn trimwrite(&self) -> bool {
@@ -1011,7 +1053,7 @@ impl IoGen {
                     None => self.get_next_rand_block(ddir).map(|b| b * ba),
                 }
             } else {
-                Some(self.last_start[ddir.idx()].map_or(0, |s| s - self.region.start))
+                Some(self.last_start[ddir.idx()].map_or(0, |s| s - self.file_offset))
             }
         }
     }
@@ -1030,10 +1072,12 @@ impl IoGen {
     /// mixed jobs, holes from `rw=...:N`). Returns a relative offset.
     fn get_next_seq_offset(&mut self, ddir: Ddir) -> Option<u64> {
         let d = ddir.idx();
-        let start = self.region.start;
+        // `f->file_offset`, which strided zones move; the time-based wrap is checked
+        // against `get_start_offset`, the region's own start.
+        let start = self.file_offset;
         let io_size = self.region.len;
         let real = self.region.device_bytes;
-        if self.last_pos[d] >= io_size + start && self.time_based {
+        if self.last_pos[d] >= io_size + self.region.start && self.time_based {
             self.last_pos[d] = start;
         }
         if self.last_pos[d] < real {
@@ -1073,8 +1117,12 @@ impl IoGen {
         None
     }
 
-    fn last_block_of(region: &Region, min_bs: u64, ba: u64) -> u64 {
+    fn last_block_of(region: &Region, zone_range: Option<u64>, min_bs: u64, ba: u64) -> u64 {
         let mut max_size = region.len.min(region.device_bytes);
+        // Random offsets fall in the current zone's range.
+        if let Some(r) = zone_range {
+            max_size = r;
+        }
         if min_bs > ba {
             max_size = max_size.saturating_sub(min_bs - ba);
         }
@@ -1083,7 +1131,13 @@ impl IoGen {
 
     /// `last_block`.
     fn last_block(&self, ddir: Ddir) -> u64 {
-        Self::last_block_of(&self.region, self.min_bs[ddir.idx()], self.ba[ddir.idx()])
+        let range = self.zones.map(|z| z.range);
+        Self::last_block_of(
+            &self.region,
+            range,
+            self.min_bs[ddir.idx()],
+            self.ba[ddir.idx()],
+        )
     }
 
     /// `get_next_rand_offset`: a block index in units of `ba[ddir]`.
@@ -1179,7 +1233,7 @@ impl IoGen {
     /// that was already used.
     fn mark_random_map(&mut self, ddir: Ddir, offset: u64, len: u64) -> u64 {
         let min_bs = self.min_bs[ddir.idx()];
-        let block = (offset - self.region.start) / min_bs;
+        let block = (offset - self.file_offset) / min_bs;
         let mut nr = len.div_ceil(min_bs);
         if !self.busy_ok {
             if let Some(m) = &mut self.map {

@@ -2,12 +2,13 @@
 //! on its null engine) and blksim issue the same I/Os, direction, offset and size, in the
 //! same order, as each writes them with `write_iolog`. Covered: uniform random offsets with
 //! the random map, rwmix, bsrange, bssplit (its order), percentage_random, `rw=randrw:N`,
-//! trims, zones, tausworthe64, `allrandrepeat`, `randseed` with and without `randrepeat`,
-//! loops that repeat their pass (and with `randseed`, go on with the stream), `io_size`
-//! past `size` on a sync and an async engine, jobs 1 to 22 in one file (each its own thread number);
-//! `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too. Clones (`numjobs`) are not
-//! compared here: fio's clones append to one shared iolog from several threads, and their
-//! buffered writes cut each other's lines.
+//! trims and (rand)trimwrite, zoned distributions, strided zones, tausworthe64,
+//! `allrandrepeat`, `randseed` with and without `randrepeat`, loops that repeat their pass
+//! (and with `randseed` go on with the stream), `io_size` past `size` on a sync and an async
+//! engine, syncs, `filesize` with `size`, jobs 1 to 24 in one file (each its own thread
+//! number); `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too. Clones
+//! (`numjobs`) append to one shared iolog in fio, each its own block in whatever order they
+//! finish, so their test compares the I/Os sorted.
 //! Then fio 3.33's seeding rules, which decide what an option changes: with `randrepeat=1`
 //! `randseed` changes block sizes but not offsets; with `randrepeat=0` it changes offsets.
 
@@ -166,6 +167,15 @@ fn blksim_issues_the_ios_fio_issues() {
         ("twsizes", "rw=trimwrite\nbs=4k,8k,4k\nsize=8m\n"),
         // randtrimwrite's write counts down rw=...:N as its trim does.
         ("rtwseq", "rw=randtrimwrite:4\nsize=2m\n"),
+        // zonemode=strided: zonesize bytes in each zone of zonerange, then zoneskip on.
+        (
+            "strided",
+            "rw=randread\nsize=8m\nzonemode=strided\nzonesize=256k\nzonerange=64k\nzoneskip=64k\nloops=2\n",
+        ),
+        (
+            "stridedseq",
+            "rw=rw\nsize=8m\nzonemode=strided\nzonesize=64k\nzoneskip=128k\n",
+        ),
         // A zone smaller than a block still draws, and gives the zone's first block.
         (
             "zonesmall",
