@@ -505,7 +505,12 @@ fn errors_name_file_line_and_option() {
     let e = err("[global]\nbs=4k\n");
     assert!(e.message.contains("no jobs"), "{e}");
     let e = err("[a]\nzonemode=strided\n");
-    assert!(e.message.contains("zonemode 'strided'"), "{e}");
+    assert!(e.message.contains("--zonesize must be specified"), "{e}");
+    assert_eq!((e.line, e.option.as_deref()), (2, Some("zonemode")));
+    let e = err("[a]\nzonesize=1m\n");
+    assert!(e.message.contains("not compatible"), "{e}");
+    let e = err("[a]\nzonemode=zbd\n");
+    assert!(e.message.contains("zonemode 'zbd'"), "{e}");
     let e = err("[a]\nsize=1.5g\n");
     assert_eq!(e.option.as_deref(), Some("size"));
 }

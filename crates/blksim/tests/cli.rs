@@ -42,7 +42,6 @@ const REFUSED: &[(&str, u32, &str)] = &[
     ("bssplit-over-100.fio", 6, "bssplit"),
     ("ioengine-mtd.fio", 6, "ioengine"),
     ("random-distribution-sequence.fio", 8, "random_distribution"),
-    ("zonemode-strided.fio", 7, "zonemode"),
     ("zonemode-zbd.fio", 5, "zonemode"),
 ];
 
