@@ -13,6 +13,10 @@ pub struct Axmap {
     nr_bits: u64,
     /// `levels[0]` is the block bitmap; `levels[i+1]` has one bit per word of `levels[i]`.
     levels: Vec<Vec<u64>>,
+    /// fio's bits at and past `nr_bits` that a run can reach (see [`Axmap::set_run`]): the
+    /// rest of the last word, which `axmap_reset` clears, or, when `nr_bits` fills its last
+    /// word, the word of memory after the map, which nothing clears. Bit i is `nr_bits + i`.
+    beyond: u64,
 }
 
 impl Axmap {
@@ -27,7 +31,11 @@ impl Axmap {
             }
             bits = words;
         }
-        let mut m = Axmap { nr_bits, levels };
+        let mut m = Axmap {
+            nr_bits,
+            levels,
+            beyond: 0,
+        };
         m.reset();
         m
     }
@@ -40,6 +48,10 @@ impl Axmap {
     pub fn reset(&mut self) {
         for l in &mut self.levels {
             l.iter_mut().for_each(|w| *w = 0);
+        }
+        // The last word's tail is map memory; the word after a full last word is not.
+        if !self.nr_bits.is_multiple_of(64) {
+            self.beyond = 0;
         }
         // Mark the tail bits of each level as used (see module doc).
         let mut bits = self.nr_bits;
@@ -83,16 +95,45 @@ impl Axmap {
     /// `axmap_set_nr`: set up to `nr` contiguous bits from `bit`, stopping at the first bit
     /// that is already set (fio "only sets contig regions"). Returns how many were set.
     pub fn set_run(&mut self, bit: u64, nr: u64) -> u64 {
-        let mut n = 0;
-        while n < nr {
-            let b = bit + n;
-            if self.is_set(b) {
+        // `axmap_set_nr`: one 64-block unit at a time, each from `bit` up to the first block
+        // already set (`axmap_set_fn`). `__axmap_set` refuses only a unit that starts past
+        // the map's end (`bit_nr > nr_bits`), and does not clip the unit to the map: a run
+        // that starts inside, or exactly at the end, goes on setting bits past it, in the
+        // last word's tail or, when the map fills its last word, in the memory after it.
+        // With strided zones an I/O crosses its zone's map end often, so fio's I/O sizes
+        // there depend on those bits.
+        let (mut bit, mut nr) = (bit, nr);
+        let mut set = 0;
+        while nr > 0 {
+            if bit > self.nr_bits {
                 break;
             }
-            self.set_bit(b);
-            n += 1;
+            let this = nr.min(64 - (bit & 63));
+            let mut k = 0;
+            while k < this {
+                let b = bit + k;
+                if b < self.nr_bits {
+                    if self.is_set(b) {
+                        break;
+                    }
+                    self.set_bit(b);
+                } else {
+                    let m = 1u64 << (b - self.nr_bits);
+                    if self.beyond & m != 0 {
+                        break;
+                    }
+                    self.beyond |= m;
+                }
+                k += 1;
+            }
+            set += k;
+            if k != this {
+                break;
+            }
+            nr -= k;
+            bit += k;
         }
-        n
+        set
     }
 
     /// First free bit with index >= `idx` (None if there is none up to the end).
@@ -167,8 +208,18 @@ mod tests {
         let mut m = Axmap::new(1000);
         assert_eq!(m.set_run(10, 1), 1);
         assert_eq!(m.set_run(5, 10), 5);
-        assert_eq!(m.set_run(995, 10), 5);
+        // Past the end the run goes on into the last word's tail (fio's `__axmap_set`
+        // clips nothing); a run that starts past the end sets nothing.
+        assert_eq!(m.set_run(995, 10), 10);
+        assert_eq!(m.set_run(1003, 3), 0);
         assert_eq!(m.next_free(5), Some(11));
         assert_eq!(m.next_free(999), Some(0));
+        // A map that fills its last word: a run reaching its end goes on into the word
+        // after it, which no reset clears; a run starting past the end sets nothing.
+        let mut m = Axmap::new(128);
+        assert_eq!(m.set_run(120, 16), 16);
+        m.reset();
+        assert_eq!(m.set_run(124, 8), 4);
+        assert_eq!(m.set_run(129, 1), 0);
     }
 }
