@@ -1404,10 +1404,11 @@ pub(crate) fn parse_bssplit(s: &str, kb: u32) -> Result<BsSpec, String> {
         }
         let (bs_s, pct_s) = e.split_once('/').unwrap_or((e, ""));
         let bs = block_size(bs_s, kb)?;
+        // `split_parse_ddir`: no percentage, or 0, is a share of what the others leave.
         let pct = if pct_s.trim().is_empty() {
             None
         } else {
-            Some(u32_of(pct_s, kb, 0, 100)?)
+            Some(u32_of(pct_s, kb, 0, 100)?).filter(|&p| p > 0)
         };
         entries.push((bs, pct));
     }
@@ -1422,18 +1423,17 @@ pub(crate) fn parse_bssplit(s: &str, kb: u32) -> Result<BsSpec, String> {
     }
     let missing = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     let share = (100 - given).checked_div(missing).unwrap_or(0);
-    let mut split: Vec<BsSplit> = entries
+    // In the order given: the generator sorts them by percentage as fio's `qsort` does
+    // (stably), so entries with equal shares keep the job's order, which decides which
+    // size a draw maps to. What integer shares leave over (three blanks get 33 each) is
+    // left as fio leaves it: a draw past the last share takes the last entry.
+    let split: Vec<BsSplit> = entries
         .iter()
         .map(|&(bs, p)| BsSplit {
             bs,
             pct: p.unwrap_or(share),
         })
         .collect();
-    split.sort_by_key(|e| e.bs);
-    let total: u32 = split.iter().map(|e| e.pct).sum();
-    if let Some(last) = split.last_mut() {
-        last.pct += 100 - total;
-    }
     let min = split.iter().map(|e| e.bs).min().unwrap_or(4096);
     let max = split.iter().map(|e| e.bs).max().unwrap_or(4096);
     Ok(BsSpec { min, max, split })
@@ -2283,16 +2283,16 @@ mod tests {
 
     #[test]
     fn bssplit_rules() {
-        let b = parse_bssplit("4k/50:1k/:32k/", 1024).unwrap();
+        let b = parse_bssplit("4k/50:1k/:32k/0", 1024).unwrap();
         let got: Vec<(u64, u32)> = b.split.iter().map(|e| (e.bs, e.pct)).collect();
-        assert_eq!(got, vec![(1024, 25), (4096, 50), (32768, 25)]);
+        assert_eq!(got, vec![(4096, 50), (1024, 25), (32768, 25)]);
         assert_eq!((b.min, b.max), (1024, 32768));
         assert!(parse_bssplit("4k/60:8k/50", 1024)
             .unwrap_err()
             .contains("more than 100"));
-        // Three blanks share 100 as 33/33/33; the leftover 1% goes to the largest size.
+        // Three blanks share 100 as 33/33/33, as fio's integer division leaves them.
         let b = parse_bssplit("4k/:8k/:16k/", 1024).unwrap();
         let got: Vec<u32> = b.split.iter().map(|e| e.pct).collect();
-        assert_eq!(got, vec![33, 33, 34]);
+        assert_eq!(got, vec![33, 33, 33]);
     }
 }

@@ -5,7 +5,7 @@
 //! trims and (rand)trimwrite, zoned distributions, strided zones, tausworthe64,
 //! `allrandrepeat`, `randseed` with and without `randrepeat`, loops that repeat their pass
 //! (and with `randseed` go on with the stream), `io_size` past `size` on a sync and an async
-//! engine, syncs, `filesize` with `size`, jobs 1 to 24 in one file (each its own thread
+//! engine, syncs, `filesize` with `size`, jobs 1 to 26 in one file (each its own thread
 //! number); `randrepeat=0` with `allrandrepeat=1` is fio-deterministic too. Clones
 //! (`numjobs`) append to one shared iolog in fio, each its own block in whatever order they
 //! finish, so their test compares the I/Os sorted.
@@ -176,6 +176,10 @@ fn blksim_issues_the_ios_fio_issues() {
             "stridedseq",
             "rw=rw\nsize=8m\nzonemode=strided\nzonesize=64k\nzoneskip=128k\n",
         ),
+        // bssplit entries with equal shares keep the job's order (fio's qsort by share is
+        // stable), and blank shares split what is left by integer division.
+        ("splitorder", "rw=randrw\nbssplit=64k/12:1k/76:16k/12\n"),
+        ("splitblank", "rw=randwrite\nbssplit=4k/:8k/:16k/\n"),
         // A zone smaller than a block still draws, and gives the zone's first block.
         (
             "zonesmall",
