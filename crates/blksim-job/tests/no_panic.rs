@@ -211,7 +211,9 @@ fn check(set: &JobSet, input: &str) {
         for b in &j.bs {
             assert!(b.min >= 1 && b.min <= b.max, "{input:?}");
             if !b.split.is_empty() {
-                assert_eq!(b.split.iter().map(|e| e.pct).sum::<u32>(), 100, "{input:?}");
+                // As in fio the shares may leave some over (a lone 64k/25, three blanks at
+                // 33); a draw past them takes the last entry.
+                assert!(b.split.iter().map(|e| e.pct).sum::<u32>() <= 100, "{input:?}");
             }
         }
         if let SizeOrPct::PctMilli(p) = j.offset {
