@@ -137,9 +137,7 @@ impl Region {
         let min_bs = td_min_bs(spec);
         // get_start_offset: offset (+ clone × increment); when either is a percentage the
         // sum is aligned up to the minimum block size.
-        // Percentages are of `real_file_size`: the device, or a file of `filesize`.
-        let whole = spec.filesize.unwrap_or(device_bytes);
-        let pct_of_dev = |p: u64| (whole as u128 * p as u128 / 100_000) as u64;
+        let pct_of_dev = |p: u64| (device_bytes as u128 * p as u128 / 100_000) as u64;
         let mut align = false;
         let increment = match spec.offset_increment_pct {
             Some(p) => {
