@@ -195,12 +195,13 @@ impl Region {
         // a byte count, if smaller than the files, is the bytes of a pass ("if
         // (!o->size || o->size > total_size) o->size = total_size").
         let mut bytes = None;
-        if spec.filesize.is_some() {
+        if let Some(fs) = spec.filesize {
             match spec.size {
                 Some(SizeOrPct::PctMilli(p)) if p != 100_000 => {
-                    let l = ((len as u128 + start as u128) * p as u128 / 100_000) as u64;
-                    let l = l.min(len);
-                    len = l - l % min_bs;
+                    // Per file: `io_size = (io_size + file_offset) * pct / 100`, at most
+                    // what the offset leaves, aligned down; the files add up.
+                    let per = ((fs as u128 * p as u128 / 100_000) as u64).min(fs - start);
+                    len = (per - per % min_bs).saturating_mul(nrfiles);
                 }
                 Some(SizeOrPct::Bytes(b)) if b > 0 => bytes = Some(b),
                 _ => {}
@@ -354,6 +355,9 @@ pub struct IoGen {
     zones: Option<blksim_job::StridedZones>,
     zone_bytes: u64,
     file_offset: u64,
+    /// Size draws past the first 1000 of an I/O this job may still make (see
+    /// `get_next_buflen`).
+    size_draws_left: u64,
     finished: bool,
     /// The job verifies after each pass (`thread_main` runs `do_verify` after every
     /// `do_io`): the generator stops at a pass end until [`IoGen::resume`].
@@ -454,8 +458,11 @@ impl IoGen {
         // init_random_map: an axmap only for uniform random I/O with the map on.
         let map = if random && !norandommap {
             let rw_min_bs = *min_bs.iter().min().unwrap();
-            // `init_random_map`: with strided zones the map covers one zone's range.
-            let fsize = zones.map_or(region.len.min(region.device_bytes), |z| z.range);
+            // `init_random_map`: with strided zones the map covers one zone's range. A
+            // block at or past the region's length fails whatever the map says, so the map
+            // stops there: a huge `zonerange` costs no memory.
+            let whole = region.len.min(region.device_bytes);
+            let fsize = zones.map_or(whole, |z| z.range.min(whole));
             Some(Axmap::new(fsize / rw_min_bs))
         } else {
             None
@@ -533,6 +540,7 @@ impl IoGen {
             zones,
             zone_bytes: 0,
             file_offset: start,
+            size_draws_left: 1 << 26,
             finished: false,
             pass_stops: false,
             at_pass_end: false,
@@ -1007,15 +1015,16 @@ impl IoGen {
     /// file is reset (its random map covers one range).
     fn setup_strided_zone_mode(&mut self, z: blksim_job::StridedZones, ddir: Ddir) {
         let d = ddir.idx();
+        // fio's unsigned arithmetic wraps, and so does this.
         if self.zone_bytes >= z.size {
             self.zone_bytes = 0;
-            self.file_offset = self.file_offset.saturating_add(z.range + z.skip);
+            self.file_offset = self.file_offset.wrapping_add(z.range.wrapping_add(z.skip));
             if self.file_offset >= self.region.device_bytes {
                 self.file_offset = self.region.start;
             }
             self.last_pos[d] = self.file_offset;
         }
-        if self.last_pos[d] >= self.file_offset.saturating_add(z.range) {
+        if self.last_pos[d] >= self.file_offset.wrapping_add(z.range) {
             self.last_pos[d] = self.file_offset;
         }
         if self.zone_bytes.is_multiple_of(z.range) {
@@ -1278,12 +1287,18 @@ impl IoGen {
         // only keeps a pathological range (a huge unaligned `maxbs`) from running on. A
         // split whose entries never fit would loop forever in fio: after 1000 draws it
         // falls back to the minimum, which fits.
-        let draws = if self.split[d].is_empty() {
-            1 << 22
+        // A job whose sizes rarely fit (a range far larger than its region) would pay that
+        // on every I/O: its draws past the first 1000 of an I/O share a budget of 2^26,
+        // after which a range stops at 1000 too.
+        let draws = if self.split[d].is_empty() && self.size_draws_left > 0 {
+            1000 + self.size_draws_left.min(1 << 22)
         } else {
             1000
         };
-        for _ in 0..draws {
+        for i in 0..draws {
+            if i >= 1000 {
+                self.size_draws_left -= 1;
+            }
             let r = self.rngs.bs[d].rand();
             let mut buflen = 0;
             if self.split[d].is_empty() {
