@@ -30,6 +30,8 @@ pub(crate) struct IoLogWriter {
     path: PathBuf,
     part: Option<PathBuf>,
     pub error: Option<String>,
+    /// The offset of the last I/O logged: a sync io_u keeps the offset its io_u last had.
+    last_offset: u64,
 }
 
 impl IoLogWriter {
@@ -64,6 +66,7 @@ impl IoLogWriter {
             path,
             part,
             error: None,
+            last_offset: 0,
         })
     }
 
@@ -86,7 +89,17 @@ impl IoLogWriter {
     }
 
     /// fio queued an I/O (`log_io_u`): `what` is `io_ddir_name`.
+    /// A sync io_u (`sync`, `datasync`): fio logs it with length 0 and whatever offset the
+    /// io_u held from its last I/O. With one io_u (iodepth 1) that is the last I/O's offset;
+    /// deeper, fio reuses the io_u freed last, which this does not follow.
+    pub fn sync(&mut self, now: Ns, what: &str) {
+        self.io(now, what, self.last_offset, 0);
+    }
+
     pub fn io(&mut self, now: Ns, what: &str, offset: u64, len: u64) {
+        if len > 0 {
+            self.last_offset = offset;
+        }
         let t = now.saturating_sub(self.start) / 1000;
         let f = &self.file;
         let r = self

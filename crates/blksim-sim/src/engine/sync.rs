@@ -142,14 +142,13 @@ impl Sim {
 }
 
 /// A sync io_u in the `write_iolog`, `end_fsync`'s too (`fio_io_sync` queues a DDIR_SYNC
-/// io_u through `td_io_queue`); fio's offset and length of a sync mean nothing, they are
-/// logged as 0.
+/// io_u through `td_io_queue`), see [`super::iolog::IoLogWriter::sync`].
 fn log_sync(task: &mut Task, now: Ns, kind: SyncKind) {
     let what = match kind {
         SyncKind::Fsync | SyncKind::EndFsync => "sync",
         SyncKind::Fdatasync => "datasync",
     };
     if let Some(l) = task.iolog.as_mut() {
-        l.io(now, what, 0, 0);
+        l.sync(now, what);
     }
 }
