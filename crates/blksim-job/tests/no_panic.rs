@@ -213,7 +213,10 @@ fn check(set: &JobSet, input: &str) {
             if !b.split.is_empty() {
                 // As in fio the shares may leave some over (a lone 64k/25, three blanks at
                 // 33); a draw past them takes the last entry.
-                assert!(b.split.iter().map(|e| e.pct).sum::<u32>() <= 100, "{input:?}");
+                assert!(
+                    b.split.iter().map(|e| e.pct).sum::<u32>() <= 100,
+                    "{input:?}"
+                );
             }
         }
         if let SizeOrPct::PctMilli(p) = j.offset {
