@@ -232,21 +232,9 @@ impl Sim {
                     return;
                 }
                 task.replay_due = None;
-                if task.null_queued {
-                    task.replay_sync = None;
-                    self.null_busy_reap(t, now);
-                    self.queue_null_sync(t, now, kind);
-                    continue;
+                if self.queue_sync(t, now, kind) {
+                    self.tasks[t].replay_sync = None;
                 }
-                if !task.pending.is_empty() {
-                    self.commit(t, now);
-                    if self.tasks[t].in_syscall != InSyscall::No {
-                        continue;
-                    }
-                }
-                self.tasks[t].replay_sync = None;
-                let now = now.max(self.clk);
-                self.issue_sync(t, now, kind);
                 continue;
             }
             // Next io_u.
@@ -329,24 +317,12 @@ impl Sim {
                             && task.replay.is_none()
                             && task.gen.as_ref().is_some_and(|g| g.fill_failed());
                         if fill_failed && task.sync_due() {
+                            // Deferred while io_submit has not returned: the generator, still
+                            // at its pass end, answers None again and the sync is still due.
                             let kind = SyncKind::from(!task.fsync_due());
-                            if task.null_queued {
-                                task.gen_done = true;
-                                self.null_busy_reap(t, now);
-                                self.queue_null_sync(t, now, kind);
-                                continue;
+                            if self.queue_sync(t, now, kind) {
+                                self.tasks[t].gen_done = true;
                             }
-                            if !task.pending.is_empty() {
-                                self.commit(t, now);
-                                if self.tasks[t].in_syscall != InSyscall::No {
-                                    // Issued when io_submit returns: the generator, still at
-                                    // its pass end, answers None again and the sync is due.
-                                    continue;
-                                }
-                            }
-                            self.tasks[t].gen_done = true;
-                            let now = now.max(self.clk);
-                            self.issue_sync(t, now, kind);
                             continue;
                         }
                         task.gen_done = true;
@@ -359,23 +335,11 @@ impl Sim {
             // `end_fsync`). libaio answers FIO_Q_BUSY while io_us are queued, so they are
             // committed first; in-flight I/O is not waited for.
             if task.sync_due() {
-                let datasync = !task.fsync_due();
+                // The I/O waits in `held` behind the sync (and the sync itself, when it is
+                // deferred, goes from there once io_submit returns).
+                let kind = SyncKind::from(!task.fsync_due());
                 task.held = Some(io);
-                if task.null_queued {
-                    self.null_busy_reap(t, now);
-                    self.queue_null_sync(t, now, SyncKind::from(datasync));
-                    continue;
-                }
-                if !task.pending.is_empty() {
-                    self.commit(t, now);
-                    if self.tasks[t].in_syscall != InSyscall::No {
-                        // io_submit has not returned (asleep on a tag, or waiting for a
-                        // dispatch it runs): the sync is issued when it does, from `held`.
-                        continue;
-                    }
-                }
-                let now = now.max(self.clk);
-                self.issue_sync(t, now, SyncKind::from(datasync));
+                self.queue_sync(t, now, kind);
                 continue;
             }
             // Replay: not before the log's time for this I/O.

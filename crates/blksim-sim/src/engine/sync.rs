@@ -141,6 +141,30 @@ impl Sim {
     }
 }
 
+impl Sim {
+    /// A sync io_u goes out as `td_io_queue` sends one: fio's null engine queues it behind
+    /// its batch (`null_queue`); the others commit what is queued first (libaio answers
+    /// FIO_Q_BUSY while io_us are queued), without waiting for the I/O in flight. False
+    /// when that commit left the task inside io_submit (asleep on a tag, or in a dispatch it
+    /// runs): the caller tries again when it returns.
+    pub(super) fn queue_sync(&mut self, t: usize, now: Ns, kind: SyncKind) -> bool {
+        if self.tasks[t].null_queued {
+            self.null_busy_reap(t, now);
+            self.queue_null_sync(t, now, kind);
+            return true;
+        }
+        if !self.tasks[t].pending.is_empty() {
+            self.commit(t, now);
+            if self.tasks[t].in_syscall != InSyscall::No {
+                return false;
+            }
+        }
+        let now = now.max(self.clk);
+        self.issue_sync(t, now, kind);
+        true
+    }
+}
+
 /// A sync io_u in the `write_iolog`, `end_fsync`'s too (`fio_io_sync` queues a DDIR_SYNC
 /// io_u through `td_io_queue`), see [`super::iolog::IoLogWriter::sync`].
 fn log_sync(task: &mut Task, now: Ns, kind: SyncKind) {
