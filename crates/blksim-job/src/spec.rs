@@ -668,12 +668,22 @@ impl Default for JobSpec {
 }
 
 impl JobSpec {
+    /// The job's files: the names in `filename` (separated by `:`) when it is given, which
+    /// then overrides `nrfiles` (fio 3.33: `filename=a nrfiles=3` uses one file, `a:b`
+    /// two), else `nrfiles`.
+    pub fn nr_files(&self) -> u64 {
+        match self.filename.as_deref() {
+            Some(f) => f.split(':').filter(|n| !n.is_empty()).count().max(1) as u64,
+            None => self.nrfiles.max(1) as u64,
+        }
+    }
+
     /// The job's strided zones, as `fixup_options` settles them: `zonerange` defaults to
     /// `zonesize`; with several files open fio drops them ("Strided zone mode only really
     /// works with 1 file").
     pub fn strided_zones(&self) -> Option<StridedZones> {
         let strided = self.zonemode == ZoneMode::Strided;
-        (strided && self.zonesize > 0 && self.nrfiles <= 1).then_some(StridedZones {
+        (strided && self.zonesize > 0 && self.nr_files() <= 1).then_some(StridedZones {
             size: self.zonesize,
             range: if self.zonerange > 0 {
                 self.zonerange

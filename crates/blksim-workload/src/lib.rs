@@ -168,7 +168,7 @@ impl Region {
             ));
         }
         let avail = device_bytes - start;
-        let nrfiles = spec.nrfiles.max(1) as u64;
+        let nrfiles = spec.nr_files();
         let mut len = if let Some(fs) = spec.filesize {
             // `setup_files`: a file of `filesize` is used from the job's start offset on
             // (`f->io_size = o->file_size_low - f->file_offset`).

@@ -312,3 +312,19 @@ fn a_random_map_run_past_its_end() {
     same(&sim, &real, "zt");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `filename` names the job's files and overrides `nrfiles`: with a `filesize`, fio 3.33
+/// sizes one file for `filename=a nrfiles=3` and two for `filename=a:b`.
+#[test]
+fn filename_overrides_nrfiles() {
+    let d = dir("nrfiles");
+    let job = "[global]\nioengine=null\nrw=read\nbs=4k\nfilesize=1m\nsize=50%\n\
+               [one]\nfilename=one.dat\nnrfiles=3\nwrite_iolog=one.log\n\
+               [two]\nfilename=a.dat:b.dat\nwrite_iolog=two.log\n";
+    run_both(&d, job, &[]);
+    for (log, n) in [("one.log", 128), ("two.log", 256)] {
+        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
+        assert_eq!((real.len(), sim.len()), (n, n), "{log}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
