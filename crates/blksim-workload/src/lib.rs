@@ -1286,13 +1286,11 @@ impl IoGen {
         // fio loops until the size fits. A range always gets there (its minimum fits, and
         // each draw lands on a size that fits with a chance of at least 1 in `maxbs`), so it
         // draws as long as fio would: near the region's end with `bs_unaligned` that is
-        // thousands of draws, and stopping early would desynchronise the stream. The bound
-        // only keeps a pathological range (a huge unaligned `maxbs`) from running on. A
-        // split whose entries never fit would loop forever in fio: after 1000 draws it
-        // falls back to the minimum, which fits.
-        // A job whose sizes rarely fit (a range far larger than its region) would pay that
-        // on every I/O: its draws past the first 1000 of an I/O share a budget of 2^26,
-        // after which a range stops at 1000 too.
+        // thousands of draws, and stopping early would desynchronise the stream. A job whose
+        // sizes rarely fit (a range far larger than its region) would pay that on every I/O,
+        // so an I/O's draws past its first 1000 come from a per-job budget of 2^26 (at most
+        // 2^22 at a time); once it is spent a range stops at 1000 and takes the minimum. A
+        // split whose entries never fit would loop forever in fio: it stops at 1000 too.
         let draws = if self.split[d].is_empty() && self.size_draws_left > 0 {
             1000 + self.size_draws_left.min(1 << 22)
         } else {

@@ -142,13 +142,8 @@ impl Sim {
                 }
                 if task.number_ios_by_syncs && task.error == 0 && !task.in_verify {
                     task.number_ios_by_syncs = false;
-                    let due = |blocks: u32| {
-                        blocks > 0
-                            && task.writes_issued > 0
-                            && task.writes_issued.is_multiple_of(blocks as u64)
-                    };
-                    if task.rw_syncs && (due(task.fsync_blocks) || due(task.fdatasync_blocks)) {
-                        let kind = SyncKind::from(!due(task.fsync_blocks));
+                    if task.sync_at_write_count() {
+                        let kind = SyncKind::from(!task.fsync_due());
                         task.last_was_sync = false;
                         if task.null_queued {
                             self.queue_null_sync(t, now, kind);

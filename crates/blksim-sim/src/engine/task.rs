@@ -356,20 +356,22 @@ impl Task {
     /// was a sync (`should_fsync`). The verify phase takes its io_us from the verify list
     /// (`do_verify`), never from `get_rw_ddir`: no syncs there.
     pub(crate) fn sync_due(&self) -> bool {
-        let due = |blocks: u32| {
-            blocks > 0 && self.writes_issued > 0 && self.writes_issued.is_multiple_of(blocks as u64)
-        };
-        self.rw_syncs
-            && !self.last_was_sync
-            && !self.in_verify
-            && (due(self.fsync_blocks) || due(self.fdatasync_blocks))
+        !self.last_was_sync && !self.in_verify && self.sync_at_write_count()
+    }
+
+    /// The write count is a multiple of `fsync_blocks` or `fdatasync_blocks`
+    /// (`io_issues[DDIR_WRITE] % fsync_blocks`), whatever the last io_u was.
+    pub(crate) fn sync_at_write_count(&self) -> bool {
+        self.rw_syncs && (self.fsync_due() || self.every_writes(self.fdatasync_blocks))
     }
 
     /// The due sync is an fsync (else an fdatasync).
     pub(crate) fn fsync_due(&self) -> bool {
-        self.fsync_blocks > 0
-            && self.writes_issued > 0
-            && self.writes_issued.is_multiple_of(self.fsync_blocks as u64)
+        self.every_writes(self.fsync_blocks)
+    }
+
+    fn every_writes(&self, blocks: u32) -> bool {
+        blocks > 0 && self.writes_issued > 0 && self.writes_issued.is_multiple_of(blocks as u64)
     }
 
     /// A read, write or trim I/O completed at `now`. One that completed in the ramp is not
