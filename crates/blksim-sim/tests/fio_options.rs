@@ -347,9 +347,8 @@ fn trimwrite_doubles_number_ios() {
 /// (1024KiB/1msec)", no clat lines, "issued rwts: total=256".
 #[test]
 fn a_job_that_ends_in_its_ramp_reports_it_all() {
-    let run_job = |ramp: &'static str| {
-        let mut a = vec!["--name=t", "--rw=randread", "--bs=4k", "--size=8m"];
-        a.extend_from_slice(&["--ioengine=libaio", "--iodepth=4", ramp]);
+    let run_job = |ramp: &str| {
+        let a = reads(&["--size=8m", "--iodepth=4", ramp]);
         run_on("null_blk-server", &a, &[], &Default::default())
     };
     let plain = run_job("--ramp_time=0");
@@ -373,10 +372,7 @@ fn a_job_that_ends_in_its_ramp_reports_it_all() {
     assert_eq!(b.io_u_lat_u.iter().sum::<u64>(), 0);
     // The same job stopped just after its ramp counts only what completed after it.
     let ms = a.dir[0].runtime_ms;
-    let half = format!("--ramp_time={}us", ms * 500);
-    let mut args = vec!["--name=t", "--rw=randread", "--bs=4k", "--size=8m"];
-    args.extend_from_slice(&["--ioengine=libaio", "--iodepth=4", &half]);
-    let late = run_on("null_blk-server", &args, &[], &Default::default());
+    let late = run_job(&format!("--ramp_time={}us", ms * 500));
     let c = &late.tasks[0].stats;
     assert!(
         c.dir[0].total_ios > 0 && c.dir[0].total_ios < 2048,
