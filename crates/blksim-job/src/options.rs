@@ -12,8 +12,8 @@
 //! one-line note to [`JobSpec::notes`].
 
 use crate::spec::{
-    BsSpec, BsSplit, CpusAllowedPolicy, Ddir, IoEngine, JobSpec, RandomDistribution, RwPattern,
-    SizeOrPct, TraceFormat, Zone, ZoneAbs, ZoneMode, REPLAY_SKIP_SYNC,
+    BsSpec, BsSplit, CpusAllowedPolicy, Ddir, IoEngine, JobSpec, RandomDistribution,
+    RandomGenerator, RwPattern, SizeOrPct, TraceFormat, Zone, ZoneAbs, ZoneMode, REPLAY_SKIP_SYNC,
 };
 use crate::value::{
     parse_bool, parse_float, parse_range, parse_signed_size, parse_size, parse_size_or_pct,
@@ -364,7 +364,7 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("random_generator", &[], T::Str, "tausworthe", C::Random, "Type of random number generator to use",
       set_random_generator).vals(&[
         ("tausworthe", "Strong Tausworthe generator"),
-        ("lfsr", "Variable length LFSR (not modelled)"),
+        ("lfsr", "Variable length LFSR"),
         ("tausworthe64", "64-bit Tausworthe variant"),
     ]),
     // ---- timing --------------------------------------------------------------------------
@@ -1860,23 +1860,13 @@ fn set_percentage_sequential(
 }
 
 fn set_random_generator(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
-    match v.trim() {
-        // blksim always uses fio's tausworthe generator; tausworthe64 is what fio picks by
-        // itself for regions over 2^32 blocks, so both are honoured.
-        "tausworthe" | "tausworthe64" => {
-            j.random_generator64 = v.trim() == "tausworthe64";
-            Ok(())
-        }
-        "lfsr" => {
-            add_note(
-                j,
-                "note: option 'random_generator=lfsr' is not modelled by blksim; using tausworthe"
-                    .into(),
-            );
-            Ok(())
-        }
-        _ => Err(invalid_choice(v, o)),
-    }
+    j.random_generator = match v.trim() {
+        "tausworthe" => RandomGenerator::Tausworthe,
+        "tausworthe64" => RandomGenerator::Tausworthe64,
+        "lfsr" => RandomGenerator::Lfsr,
+        _ => return Err(invalid_choice(v, o)),
+    };
+    Ok(())
 }
 
 fn set_zonemode(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {

@@ -177,6 +177,18 @@ pub enum IoEngine {
     Null,
 }
 
+/// `random_generator` (fio's `FIO_RAND_GEN_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RandomGenerator {
+    /// taus88, 32-bit (the default).
+    Tausworthe,
+    /// taus258, 64-bit.
+    Tausworthe64,
+    /// A linear feedback shift register over the file's blocks (`lib/lfsr.c`): each block
+    /// once per pass, no random map.
+    Lfsr,
+}
+
 /// fio's `zonemode`. Its default is `none`, so fio 3.33 refuses a `zonesize` without
 /// `zonemode=strided` ("--zonemode=none and --zonesize are not compatible").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -325,8 +337,8 @@ pub struct JobSpec {
     pub hipri: bool,
     /// The io_uring engine's options (`engines/io_uring.c`).
     pub io_uring: IoUringOpts,
-    /// `random_generator=tausworthe64`.
-    pub random_generator64: bool,
+    /// `random_generator`: which generator draws the random offsets.
+    pub random_generator: RandomGenerator,
     /// True when `iodepth` was given (fio's `fio_option_is_set`): a blktrace replay
     /// otherwise takes the depth probed from the trace.
     pub iodepth_set: bool,
@@ -614,7 +626,7 @@ impl Default for JobSpec {
             allrandrepeat: false,
             hipri: false,
             io_uring: IoUringOpts::default(),
-            random_generator64: false,
+            random_generator: RandomGenerator::Tausworthe,
             iodepth_set: false,
             iodepth_shown: None,
             norandommap: false,

@@ -466,7 +466,8 @@ fn workload_files_have_their_meaning() {
     assert!(j.norandommap && !j.randrepeat);
     let j = job(&s, "seeded");
     assert!(j.randseed_set && j.randseed == 1234 && j.randrepeat);
-    assert!(job(&s, "lfsr").notes.iter().any(|n| n.contains("lfsr")));
+    assert_eq!(job(&s, "lfsr").random_generator, RandomGenerator::Lfsr);
+    assert!(job(&s, "lfsr").notes.is_empty());
     assert_eq!(job(&s, "mostly-sequential").percentage_random, [20; 3]);
 
     let s = load("blksim-only/zoned-per-direction.fio");

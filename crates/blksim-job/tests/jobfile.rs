@@ -391,8 +391,7 @@ fn percentiles_and_reporting() {
 
 #[test]
 fn ignored_options_add_one_note_each() {
-    let s =
-        parse("[global]\nnice=0\n[a]\nnice=1\ndisk_util=1\nflow=2\nrandom_generator=lfsr\n[b]\n");
+    let s = parse("[global]\nnice=0\n[a]\nnice=1\ndisk_util=1\nflow=2\n[b]\n");
     let a = &s.jobs[0];
     assert_eq!(
         a.notes
@@ -403,7 +402,6 @@ fn ignored_options_add_one_note_each() {
     );
     assert!(a.notes.iter().any(|n| n.contains("'disk_util'")));
     assert!(a.notes.iter().any(|n| n.contains("'flow' is not modelled")));
-    assert!(a.notes.iter().any(|n| n.contains("lfsr")));
     assert_eq!(
         s.jobs[1].notes.len(),
         1,

@@ -49,6 +49,7 @@ mod dist;
 pub mod foreign;
 pub mod frand;
 pub mod iolog;
+pub mod lfsr;
 pub mod recorded;
 
 pub use axmap::Axmap;
@@ -57,7 +58,9 @@ pub use dist::{hash_u64, Gauss, Zipf, GOLDEN_RATIO_64};
 pub use frand::{FRand, WorkloadSeeds};
 
 use blksim_core::Rng;
-use blksim_job::{IoEngine, JobSpec, ParseError, RandomDistribution, RwPattern, SizeOrPct};
+use blksim_job::{
+    IoEngine, JobSpec, ParseError, RandomDistribution, RandomGenerator, RwPattern, SizeOrPct,
+};
 
 /// One I/O unit: direction, absolute byte offset on the device, length in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -336,6 +339,9 @@ pub struct IoGen {
     rngs_initial: Rngs,
     randrepeat: bool,
     map: Option<Axmap>,
+    /// `random_generator=lfsr`: the file's register and the seed each pass restarts it
+    /// from (`fio_file_reset` → `lfsr_reset`). No random map then (`init_random_map`).
+    lfsr: Option<(lfsr::Lfsr, u64)>,
     /// fio's `f->last_pos` / `f->last_start` (absolute; None = -1).
     last_pos: [u64; 3],
     last_start: [Option<u64>; 3],
@@ -392,7 +398,7 @@ impl IoGen {
         // than 2^32 blocks (`check_rand_gen_limits`), but only after `add_job` seeded the
         // streams with 32 bits, so the first pass still draws 32-bit numbers; blksim keeps
         // 32 bits throughout there (a 16 TiB region at 4 KiB blocks).
-        let use64 = spec.random_generator64;
+        let use64 = spec.random_generator == RandomGenerator::Tausworthe64;
         // Writes draw their sizes with the reads' seed under verify, and trims with the
         // writes' for trimwrite, so the pairs repeat each other's sizes.
         let read_seed = s[frand::off::BS];
@@ -458,8 +464,29 @@ impl IoGen {
         // The dist stream after init (rand_off drawn) is the pass-start state.
         let rngs = rngs_mut;
 
-        // init_random_map: an axmap only for uniform random I/O with the map on.
-        let map = if random && !norandommap {
+        // init_random_map: an LFSR for every random job that asks for one; otherwise an
+        // axmap only for uniform random I/O with the map on.
+        let lfsr = if random && spec.random_generator == RandomGenerator::Lfsr {
+            let rw_min_bs = *min_bs.iter().min().unwrap();
+            // `min(real_file_size, io_size)`, or the zone's range with strided zones. The
+            // register's length is the number of values it gives, so the range is not
+            // bounded by the region here (it costs no memory).
+            let fsize = zones.map_or(region.len.min(region.device_bytes), |z| z.range);
+            let seed = seeds.seeds[frand::off::BLOCK];
+            let blocks = fsize / rw_min_bs;
+            let l = lfsr::Lfsr::new(blocks, seed, 0).ok_or_else(|| {
+                spec.error_at(
+                    &["random_generator"],
+                    &format!(
+                        "fio: failed initializing LFSR for {blocks} blocks of {rw_min_bs} bytes: the job's block seed {seed:#x} is the register's forbidden all-ones state (fio 3.33 fails this job too); another size or job number avoids it"
+                    ),
+                )
+            })?;
+            Some((l, seed))
+        } else {
+            None
+        };
+        let map = if random && !norandommap && lfsr.is_none() {
             let rw_min_bs = *min_bs.iter().min().unwrap();
             // `init_random_map`: with strided zones the map covers one zone's range. A
             // block at or past the region's length fails whatever the map says, so the map
@@ -524,6 +551,7 @@ impl IoGen {
             // and `clear_io_state` then no longer re-seeds a new pass.
             randrepeat: spec.randrepeat && !spec.randseed_set,
             map,
+            lfsr,
             last_pos: [start; 3],
             last_start: [None; 3],
             // init.c add_job: td->ddir_seq_nr starts at 1, not o->ddir_seq_nr, so the first
@@ -875,6 +903,9 @@ impl IoGen {
         if let Some(m) = &mut self.map {
             m.reset();
         }
+        if let Some((l, seed)) = &mut self.lfsr {
+            l.reset(*seed);
+        }
     }
 
     // ------------------------------------------------------------------ fill_io_u
@@ -1188,7 +1219,7 @@ impl IoGen {
                 let zlast = lastb * (z.size_perc - z.size_perc_prev) / 100;
                 // No random map with zones (fixup_options), so the zone-relative block is
                 // drawn as is and the zone start added.
-                Some(self.zone_block(zlast) + offset)
+                self.zone_block(zlast).map(|b| b + offset)
             }
             Dist::ZonedAbs(idx) => {
                 let lastb = self.last_block(ddir);
@@ -1209,24 +1240,33 @@ impl IoGen {
                 if send > lastb {
                     return None;
                 }
-                Some(self.zone_block(send.saturating_sub(stotal)) + stotal)
+                self.zone_block(send.saturating_sub(stotal))
+                    .map(|b| b + stotal)
             }
         }
     }
 
     /// A block in a zone of `lastb` blocks (no random map with zones). A zone smaller than
-    /// a block still draws, and gives its first block: `lastb * r` is 0.
-    fn zone_block(&mut self, lastb: u64) -> u64 {
+    /// a block still draws, and gives its first block: `lastb * r` is 0. The LFSR knows no
+    /// zones: it gives its next block of the whole file, or fails when it is done.
+    fn zone_block(&mut self, lastb: u64) -> Option<u64> {
+        if self.lfsr.is_some() {
+            return self.rand_block_in(lastb);
+        }
         if lastb == 0 {
             self.rngs.offset.unit();
-            return 0;
+            return Some(0);
         }
-        self.rand_block_in(lastb).unwrap_or(0)
+        Some(self.rand_block_in(lastb).unwrap_or(0))
     }
 
     /// `__get_next_rand_offset`: uniform block in `[0, lastb)`, then, with the random map,
     /// the next free block if that one was used (None when the map is full).
+    /// With the LFSR, its next value whatever `lastb` is (fio 3.33 does not bound it).
     fn rand_block_in(&mut self, lastb: u64) -> Option<u64> {
+        if let Some((l, _)) = &mut self.lfsr {
+            return l.next_val();
+        }
         // `*b = lastb * (r / (rand_max + 1.0))`.
         let b = ((lastb as f64 * self.rngs.offset.unit()) as u64).min(lastb - 1);
         match &self.map {

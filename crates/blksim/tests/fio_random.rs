@@ -2,7 +2,7 @@
 //! on its null engine) and blksim issue the same I/Os, direction, offset and size, in the
 //! same order, as each writes them with `write_iolog`. Covered: uniform random offsets with
 //! the random map, rwmix, bsrange, bssplit (its order), percentage_random, `rw=randrw:N`,
-//! trims and (rand)trimwrite, zoned distributions, strided zones, tausworthe64,
+//! trims and (rand)trimwrite, zoned distributions, strided zones, tausworthe64, lfsr,
 //! `allrandrepeat`, `randseed` with and without `randrepeat`, loops that repeat their pass
 //! (and with `randseed` go on with the stream), `io_size` past `size` on a sync and an async
 //! engine, syncs, `filesize` with `size`, jobs 1 to 26 in one file (each its own thread
@@ -325,6 +325,36 @@ fn filename_overrides_nrfiles() {
     for (log, n) in [("one.log", 128), ("two.log", 256)] {
         let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
         assert_eq!((real.len(), sim.len()), (n, n), "{log}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `random_generator=lfsr` (fio's `lib/lfsr.c`): every block once per pass in the register's
+/// order, no random map and no draws from the offset stream, whatever the size, with loops
+/// (each pass restarts the register from the job's block seed), mixed sizes, zones (the
+/// register knows no zones: fio 3.33 adds the zone's start to a block of the whole file) and
+/// a second job (its own block seed, `FIO_RANDSEED * thread_number`).
+#[test]
+fn lfsr_gives_fios_block_order() {
+    let d = dir("lfsr");
+    let job = "[global]\nioengine=null\nrandom_generator=lfsr\nbs=4k\n\
+               [big]\nfilename=big.dat\nrw=randread\nsize=64m\nwrite_iolog=big.log\n\
+               [loops]\nfilename=loops.dat\nrw=randwrite\nsize=3m\nloops=3\nwrite_iolog=loops.log\n\
+               [mixed]\nfilename=mixed.dat\nrw=randrw\nsize=1m\nbsrange=4k-16k\nwrite_iolog=mixed.log\n\
+               [zoned]\nfilename=zoned.dat\nrw=randread\nsize=1m\nrandom_distribution=zoned:50/10:50/90\nwrite_iolog=zoned.log\n";
+    run_both(&d, job, &[]);
+    for (log, n) in [
+        ("big.log", Some(16384)),
+        ("loops.log", Some(2304)),
+        ("mixed.log", None),
+        ("zoned.log", None),
+    ] {
+        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
+        if let Some(n) = n {
+            assert_eq!(real.len(), n, "{log}");
+        }
+        assert!(real.len() >= 10, "{log}: {} I/Os", real.len());
+        same(&sim, &real, log);
     }
     let _ = std::fs::remove_dir_all(&d);
 }
