@@ -477,7 +477,7 @@ impl IoGen {
             let l = lfsr::Lfsr::new(blocks, seed, 0).ok_or_else(|| {
                 spec.error_at(
                     &["random_generator"],
-                    &format!(
+                    format!(
                         "fio: failed initializing LFSR for {blocks} blocks of {rw_min_bs} bytes: the job's block seed {seed:#x} is the register's forbidden all-ones state (fio 3.33 fails this job too); another size or job number avoids it"
                     ),
                 )
