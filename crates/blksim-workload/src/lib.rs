@@ -1272,7 +1272,12 @@ impl IoGen {
         match &self.map {
             None => Some(b),
             Some(m) => {
-                if !m.is_set(b) {
+                // A block past the map is free: fio's map with strided zones is as long as
+                // the zone range, which can pass the region, where blksim's stops at the
+                // region (no block there was ever used); the offset then fails at the
+                // region's end and ends the pass, as in fio, instead of moving to the next
+                // free block.
+                if b >= m.nr_bits() || !m.is_set(b) {
                     Some(b)
                 } else {
                     m.next_free(b)
