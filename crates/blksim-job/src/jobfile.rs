@@ -76,9 +76,19 @@ pub(crate) fn apply_opts(
 ) -> Result<Vec<(String, String)>, ParseError> {
     let mut resolved: Vec<(&'static OptionDesc, &RawOpt)> = Vec::with_capacity(opts.len());
     for o in opts {
-        let d = find_option(&o.key).ok_or_else(|| {
-            ParseError::new(&o.file, o.line, None, unknown_option_message(&o.key))
-        })?;
+        let Some(d) = find_option(&o.key) else {
+            // An engine's own options (dfs's `pool`, netio's `port`) are unknown because
+            // the engine is: fio loads them with the engine. Name the engine, not its option.
+            if let Some(e) = unsupported_engine(spec, opts) {
+                return Err(e);
+            }
+            return Err(ParseError::new(
+                &o.file,
+                o.line,
+                None,
+                unknown_option_message(&o.key),
+            ));
+        };
         resolved.push((d, o));
     }
     let mut order: Vec<usize> = (0..resolved.len()).collect();
@@ -93,6 +103,16 @@ pub(crate) fn apply_opts(
         .iter()
         .filter_map(|(d, o)| o.value.as_ref().map(|v| (d.name.to_string(), v.clone())))
         .collect())
+}
+
+/// The error of the section's `ioengine`, if it names an engine blksim does not run.
+fn unsupported_engine(spec: &JobSpec, opts: &[RawOpt]) -> Option<ParseError> {
+    let d = find_option("ioengine")?;
+    opts.iter().rev().find(|o| d.matches(&o.key)).and_then(|o| {
+        apply_option(&mut spec.clone(), d, o.value.as_deref())
+            .err()
+            .map(|m| ParseError::new(&o.file, o.line, Some(d.name), m))
+    })
 }
 
 /// Turns sections into jobs, carrying the global state along.

@@ -309,6 +309,7 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("size", &[], T::Size, "", C::Size, "Total size of device or files (or N%)", set_size),
     m("io_size", &["io_limit"], T::Size, "", C::Size, "Total size of I/O to be performed", set_io_size),
     m("offset", &["fileoffset"], T::Size, "0", C::Size, "Start IO from this offset (or N%)", set_offset),
+    m("offset_align", &[], T::Int, "0", C::Size, "Start IO from this offset alignment", set_offset_align),
     m("offset_increment", &[], T::Size, "0", C::Size,
       "What is the increment from one offset to the next (or N%)", set_offset_increment),
     m("number_ios", &[], T::Size, "0", C::Size, "Force job completion after this number of IOs",
@@ -453,9 +454,9 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("latency_percentile", C::Rate, "Percentile of IOs must be below latency_target"),
     unm("latency_run", C::Rate, "Keep adjusting queue depth to match latency_target"),
     unm("max_latency", C::Rate, "Maximum tolerated IO latency (usec)"),
-    unm("rate_min", C::Rate, "Job must meet this rate or it will be shutdown"),
+    unm("rate_min", C::Rate, "Job must meet this rate or it will be shutdown").aka(&["ratemin"]),
     unm("rate_iops_min", C::Rate, "Job must meet this rate or it will be shut down"),
-    unm("rate_cycle", C::Rate, "Window average for rate limits (msec)"),
+    unm("rate_cycle", C::Rate, "Window average for rate limits (msec)").aka(&["ratecycle"]),
     unm("rate_ignore_thinktime", C::Rate, "Rated IO ignores thinktime settings"),
     unm("thinktime_spin", C::Rate, "Start think time by spinning this amount (usec)"),
     m("thinktime_blocks_type", &[], T::Str, "complete", C::Rate, "How thinktime_blocks takes effect",
@@ -512,12 +513,15 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("disable_lat", C::Reporting, "Disable latency numbers"),
     unm("disable_clat", C::Reporting, "Disable completion latency numbers"),
     unm("disable_slat", C::Reporting, "Disable submission latency numbers"),
-    unm("disable_bw_measurement", C::Reporting, "Disable bandwidth logging"),
+    unm("disable_bw_measurement", C::Reporting, "Disable bandwidth logging").aka(&["disable_bw"]),
     unm("significant_figures", C::Reporting, "Significant figures for output-format set to normal"),
     unm("stats", C::Reporting, "Enable collection of stats"),
-    unm("steadystate", C::Timing, "Define the criterion and limit to judge when a job has reached steady state"),
-    unm("steadystate_duration", C::Timing, "Stop workload upon attaining steady state for specified duration"),
-    unm("steadystate_ramp_time", C::Timing, "Delay before initiation of data collection for steady state job termination testing"),
+    unm("steadystate", C::Timing, "Define the criterion and limit to judge when a job has reached steady state")
+        .aka(&["ss"]),
+    unm("steadystate_duration", C::Timing, "Stop workload upon attaining steady state for specified duration")
+        .aka(&["ss_dur"]),
+    unm("steadystate_ramp_time", C::Timing, "Delay before initiation of data collection for steady state job termination testing")
+        .aka(&["ss_ramp"]),
     unm("ignore_error", C::Job, "Set a specific list of errors to ignore"),
     m("continue_on_error", &[], T::Str, "none", C::Job, "Continue on non-fatal errors during IO", set_continue_on_error)
         .vals(&[
@@ -633,7 +637,82 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("ioscheduler_set", "Whether fio may set the device's I/O scheduler"),
     ign("exitall_error", "Terminate all jobs when one exits in error"),
     ign("daemonize", "Run fio in the background"),
+    ign("dedupe_global", "Share deduplication buffers across jobs"),
+    ign("softrandommap", "Set norandommap if randommap allocation fails (blksim's map never fails)"),
+    ign("write_hint", "Set expected write life time"),
+    // Only meaningful with `zonemode=zbd`, which blksim refuses.
+    ign("max_open_zones", "Limit on the number of simultaneously opened sequential write zones with zonemode=zbd"),
+    ign("job_max_open_zones", "Limit on the number of simultaneously opened sequential write zones with zonemode=zbd by one thread/process"),
+    ign("ignore_zone_limits", "Ignore the zone resource limits (max open/active zones) reported by the device"),
+    ign("zone_reset_threshold", "Zoned block device reset threshold"),
+    ign("zone_reset_frequency", "Zoned block device zone reset frequency in HZ"),
+    ign("read_beyond_wp", "Allow reads beyond the zone write pointer"),
+    // fio 3.33 warns "Option X is deprecated" and goes on (FIO_OPT_SOFT_DEPRECATED), or
+    // fails the job (FIO_OPT_DEPRECATED).
+    dep("verifysort", true),
+    dep("verifysort_nr", true),
+    dep("rwmixcycle", false),
+    // fio's builtin profiles register their options in every job's table
+    // (`profiles/tiobench.c`, `profiles/act.c`), so fio takes them in any job and they
+    // change nothing there; `profile=` itself runs the builtin test, which blksim has not.
+    ign("block", "Block size to use (fio's tiobench profile)"),
+    ign("numruns", "Number of runs (fio's tiobench profile)"),
+    ign("dir", "Test directory (fio's tiobench profile)"),
+    ign("threads", "Number of threads (fio's tiobench profile)"),
+    ign("device-names", "Devices to use (fio's act profile)"),
+    ign("load", "ACT load multiplier (default 1x) (fio's act profile)"),
+    ign("test-duration", "How long to run ACT for (fio's act profile)"),
+    ign("threads-per-queue", "Number of read I/O threads per device (fio's act profile)"),
+    ign("read-req-num-512-blocks", "Number of 512B blocks to read at the time (fio's act profile)"),
+    ign("large-block-op-kbytes", "Size of large block ops in KiB (writes) (fio's act profile)"),
+    ign("prep", "Set to run ACT prep phase (fio's act profile)"),
+    m("profile", &[], T::Str, "", C::Ignored, "Select a specific builtin performance test", set_profile),
 ];
+
+/// A deprecated fio option: `soft` ones fio warns about and ignores, the others fail.
+const fn dep(name: &'static str, soft: bool) -> OptionDesc {
+    OptionDesc {
+        name,
+        aliases: &[],
+        kind: OptType::Str,
+        default: "",
+        help: "Deprecated",
+        category: Category::Ignored,
+        support: Support::NoMeaning,
+        values: &[],
+        prio: 0,
+        set: if soft {
+            set_soft_deprecated
+        } else {
+            set_deprecated
+        },
+    }
+}
+
+fn set_soft_deprecated(j: &mut JobSpec, o: &'static OptionDesc, _v: &str) -> Result<(), String> {
+    add_note(
+        j,
+        format!(
+            "note: option '{}' is deprecated and has no meaning in a simulation; ignored, as fio 3.33 does",
+            o.name
+        ),
+    );
+    Ok(())
+}
+
+fn set_deprecated(_: &mut JobSpec, o: &'static OptionDesc, _v: &str) -> Result<(), String> {
+    Err(format!(
+        "option '{}' is deprecated: fio 3.33 fails to parse it; remove it",
+        o.name
+    ))
+}
+
+fn set_profile(_: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    Err(format!(
+        "fio's builtin profile '{}' (profile=tiobench or act) is not supported by blksim; write its jobs as a job file",
+        v.trim()
+    ))
+}
 
 const VERIFY_VALUES: [(&str, &str); 19] = [
     ("0", "Don't do IO verification"),
@@ -666,6 +745,11 @@ const VERIFY_VALUES: [(&str, &str); 19] = [
 impl OptionDesc {
     const fn with_set(mut self, set: Setter) -> Self {
         self.set = set;
+        self
+    }
+    /// fio's `.alias` (one per option in fio's table).
+    const fn aka(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
         self
     }
 }
@@ -1492,6 +1576,11 @@ fn set_io_size(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), S
 
 fn set_offset(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.offset = parse_size_or_pct(v, j.kb_base)?;
+    Ok(())
+}
+
+fn set_offset_align(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.offset_align = Some(parse_size(v, j.kb_base)?);
     Ok(())
 }
 

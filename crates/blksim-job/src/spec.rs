@@ -294,6 +294,9 @@ pub struct JobSpec {
     /// `io_size`/`io_limit`.
     pub io_size: Option<u64>,
     pub offset: SizeOrPct,
+    /// `offset_align` when it was given (fio's `fio_option_is_set`): what a percentage
+    /// offset or increment is aligned up to instead of the minimum block size.
+    pub offset_align: Option<u64>,
     pub offset_increment: u64,
     pub filesize: Option<u64>,
     pub nrfiles: u32,
@@ -597,6 +600,7 @@ impl Default for JobSpec {
             size: None,
             io_size: None,
             offset: SizeOrPct::Bytes(0),
+            offset_align: None,
             offset_increment: 0,
             filesize: None,
             nrfiles: 1,

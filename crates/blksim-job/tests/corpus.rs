@@ -56,11 +56,16 @@ fn job<'a>(set: &'a JobSet, name: &str) -> &'a JobSpec {
         .unwrap_or_else(|| panic!("no job [{name}]"))
 }
 
+/// Options refused whatever their value (fio fails on one, the other runs a builtin test).
+const ALWAYS_REFUSED: &[&str] = &["rwmixcycle", "profile"];
+
 /// Files in `refused/`, with the line and the option blksim refuses.
 const REFUSED: &[(&str, usize, &str)] = &[
     ("bssplit-over-100.fio", 6, "bssplit"),
     ("ioengine-mtd.fio", 6, "ioengine"),
+    ("profile-tiobench.fio", 5, "profile"),
     ("random-distribution-sequence.fio", 8, "random_distribution"),
+    ("rwmixcycle-deprecated.fio", 5, "rwmixcycle"),
     ("zonemode-zbd.fio", 5, "zonemode"),
 ];
 
@@ -149,6 +154,14 @@ fn corpus_uses_every_option_alias_and_value() {
             "{f}: '{k}' is not an option of the table"
         );
         keys.entry(k).or_default().insert(f);
+    }
+    // Options blksim always refuses can only be used in refused/, at their listed line.
+    for (f, line, opt) in REFUSED {
+        let text = std::fs::read_to_string(corpus().join("refused").join(f)).unwrap();
+        let l = text.lines().nth(line - 1).unwrap();
+        if l.trim_start().starts_with(&format!("{opt}=")) && ALWAYS_REFUSED.contains(opt) {
+            keys.entry(opt).or_default().insert(f);
+        }
     }
     let mut missing = Vec::new();
     for o in OPTIONS {

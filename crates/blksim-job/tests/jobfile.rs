@@ -536,3 +536,56 @@ fn rate_and_rate_iops_together_are_refused() {
     parse("[a]\nrw=randrw\nrate=1m\n");
     parse("[a]\nrw=randrw\nrate_iops=100\n");
 }
+
+/// Every option fio 3.33's table has is known here, under its name and its alias: fio's own
+/// examples use `ratemin` (1mbs_clients.fio) and the tiobench profile's `threads`
+/// (steadystate.fio, waitfor.fio), which fio takes in any job. `rwmixcycle` fails in fio
+/// ("failed parsing ... deprecated"), `verifysort` is a warning there, and `profile=` runs a
+/// builtin test blksim has not: each says so.
+#[test]
+fn fios_aliases_profile_options_and_deprecated_options() {
+    for (alias, name) in [
+        ("ratemin", "rate_min"),
+        ("ratecycle", "rate_cycle"),
+        ("disable_bw", "disable_bw_measurement"),
+        ("ss", "steadystate"),
+        ("ss_dur", "steadystate_duration"),
+        ("ss_ramp", "steadystate_ramp_time"),
+    ] {
+        let s = parse(&format!("[a]\n{alias}=1\n"));
+        assert!(
+            s.jobs[0]
+                .notes
+                .iter()
+                .any(|n| n.contains(&format!("'{name}'"))),
+            "{alias}: {:?}",
+            s.jobs[0].notes
+        );
+    }
+    let s = parse("[a]\nthreads=1\nblock=4k\ndevice-names=/dev/x\nverifysort=1\nsoftrandommap=1\n");
+    assert_eq!(s.jobs[0].notes.len(), 5, "{:?}", s.jobs[0].notes);
+    assert!(s.jobs[0]
+        .notes
+        .iter()
+        .any(|n| n.contains("'verifysort' is deprecated")));
+    let e = err("[a]\nrw=read\nrwmixcycle=10\n");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("deprecated"), "{e}");
+    let e = err("[a]\nprofile=tiobench\n");
+    assert!(e.message.contains("builtin profile 'tiobench'"), "{e}");
+    let s = parse("[a]\noffset=10%\noffset_align=64k\n");
+    assert_eq!(s.jobs[0].offset_align, Some(65536));
+}
+
+/// An engine's own options are unknown because the engine is (fio loads them with it): the
+/// error names the engine's line, as for fio's examples/dfs.fio (`ioengine=dfs`, `pool=`).
+#[test]
+fn an_unsupported_engines_options_name_the_engine() {
+    let e = err("[global]\nioengine=dfs\npool=p\ncont=c\n[a]\n");
+    assert_eq!((e.line, e.option.as_deref()), (2, Some("ioengine")), "{e}");
+    assert!(e.message.contains("ioengine 'dfs' is not supported"), "{e}");
+    // With a supported engine the unknown option is the error.
+    let e = err("[global]\nioengine=libaio\npool=p\n[a]\n");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("unknown option 'pool'"), "{e}");
+}

@@ -160,7 +160,16 @@ impl Region {
             .checked_add(increment.saturating_mul(clone_index as u64))
             .ok_or_else(|| spec.error_at(&["offset_increment", "offset"], "offset overflows"))?;
         if align {
-            start = start.div_ceil(min_bs) * min_bs;
+            // `offset_align` when given, else the minimum block size. fio 3.33 divides by
+            // a given 0 and dies of SIGFPE; blksim says so.
+            let a = spec.offset_align.unwrap_or(min_bs);
+            if a == 0 {
+                return Err(spec.error_at(
+                    &["offset_align"],
+                    "offset_align=0 with a percentage offset or offset_increment: fio 3.33 divides by it and crashes (SIGFPE); leave it unset to align to the minimum block size",
+                ));
+            }
+            start = start.div_ceil(a).saturating_mul(a);
         }
         if start >= device_bytes {
             return Err(spec.error_at(
