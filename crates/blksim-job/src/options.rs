@@ -516,12 +516,19 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("disable_bw_measurement", C::Reporting, "Disable bandwidth logging").aka(&["disable_bw"]),
     unm("significant_figures", C::Reporting, "Significant figures for output-format set to normal"),
     unm("stats", C::Reporting, "Enable collection of stats"),
-    unm("steadystate", C::Timing, "Define the criterion and limit to judge when a job has reached steady state")
-        .aka(&["ss"]),
-    unm("steadystate_duration", C::Timing, "Stop workload upon attaining steady state for specified duration")
-        .aka(&["ss_dur"]),
-    unm("steadystate_ramp_time", C::Timing, "Delay before initiation of data collection for steady state job termination testing")
-        .aka(&["ss_ramp"]),
+    m("steadystate", &["ss"], T::Str, "iops_slope:0.01%", C::Timing,
+      "Define the criterion and limit to judge when a job has reached steady state", set_steadystate)
+        .vals(&[
+            ("iops", "maximum mean deviation of IOPS measurements"),
+            ("iops_slope", "slope calculated from IOPS measurements"),
+            ("bw", "maximum mean deviation of bandwidth measurements"),
+            ("bw_slope", "slope calculated from bandwidth measurements"),
+        ]),
+    m("steadystate_duration", &["ss_dur"], T::Time, "0", C::Timing,
+      "Stop workload upon attaining steady state for specified duration", set_steadystate_duration),
+    m("steadystate_ramp_time", &["ss_ramp"], T::Time, "0", C::Timing,
+      "Delay before initiation of data collection for steady state job termination testing",
+      set_steadystate_ramp_time),
     unm("ignore_error", C::Job, "Set a specific list of errors to ignore"),
     m("continue_on_error", &[], T::Str, "none", C::Job, "Continue on non-fatal errors during IO", set_continue_on_error)
         .vals(&[
@@ -654,7 +661,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     dep("rwmixcycle", false),
     // fio's builtin profiles register their options in every job's table
     // (`profiles/tiobench.c`, `profiles/act.c`), so fio takes them in any job and they
-    // change nothing there; `profile=` itself runs the builtin test, which blksim has not.
+    // change nothing there. A job's `profile=` is stored and never read; only the command
+    // line's `--profile` runs a builtin test (refused by the binary).
     ign("block", "Block size to use (fio's tiobench profile)"),
     ign("numruns", "Number of runs (fio's tiobench profile)"),
     ign("dir", "Test directory (fio's tiobench profile)"),
@@ -666,7 +674,7 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("read-req-num-512-blocks", "Number of 512B blocks to read at the time (fio's act profile)"),
     ign("large-block-op-kbytes", "Size of large block ops in KiB (writes) (fio's act profile)"),
     ign("prep", "Set to run ACT prep phase (fio's act profile)"),
-    m("profile", &[], T::Str, "", C::Ignored, "Select a specific builtin performance test", set_profile),
+    ign("profile", "Select a specific builtin performance test (read only on fio's command line)"),
 ];
 
 /// A deprecated fio option: `soft` ones fio warns about and ignores, the others fail.
@@ -700,18 +708,8 @@ fn set_soft_deprecated(j: &mut JobSpec, o: &'static OptionDesc, _v: &str) -> Res
     Ok(())
 }
 
-fn set_deprecated(_: &mut JobSpec, o: &'static OptionDesc, _v: &str) -> Result<(), String> {
-    Err(format!(
-        "option '{}' is deprecated: fio 3.33 fails to parse it; remove it",
-        o.name
-    ))
-}
-
-fn set_profile(_: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    Err(format!(
-        "fio's builtin profile '{}' (profile=tiobench or act) is not supported by blksim; write its jobs as a job file",
-        v.trim()
-    ))
+fn set_deprecated(_: &mut JobSpec, _: &'static OptionDesc, _v: &str) -> Result<(), String> {
+    Err("deprecated: fio 3.33 fails to parse it; remove it".into())
 }
 
 const VERIFY_VALUES: [(&str, &str); 19] = [
@@ -1580,7 +1578,16 @@ fn set_offset(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), St
 }
 
 fn set_offset_align(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    j.offset_align = Some(parse_size(v, j.kb_base)?);
+    let a = parse_size(v, j.kb_base)?;
+    // A `FIO_OPT_INT`: fio stores it through an `unsigned int`, so a larger value is cut to
+    // its low 32 bits (4g becomes 0 and crashes fio). Past that, say so instead.
+    if a > u64::from(u32::MAX) {
+        return Err(format!(
+            "{a} is out of range: fio 3.33 keeps offset_align in 32 bits (at most {})",
+            u32::MAX
+        ));
+    }
+    j.offset_align = Some(a);
     Ok(())
 }
 
@@ -2035,6 +2042,58 @@ fn fmt_secs(ns: u64) -> String {
     } else {
         format!("{s}.{:09}", frac).trim_end_matches('0').to_string()
     }
+}
+
+/// `str_steadystate_cb`: `criterion:limit`, the limit a percentage (`10%`), an IOPS count
+/// (a float), or a bandwidth in bytes per second (a size: `1m`).
+fn set_steadystate(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let t = nonempty(v)?;
+    let (crit, limit) = t.split_once(':').ok_or_else(|| {
+        "steadystate threshold must be specified in addition to criterion (e.g. iops:10%)"
+            .to_string()
+    })?;
+    let (iops, slope) = match crit.trim() {
+        "iops" => (true, false),
+        "iops_slope" => (true, true),
+        "bw" => (false, false),
+        "bw_slope" => (false, true),
+        _ => return Err(invalid_choice(crit, o)),
+    };
+    let limit = limit.trim();
+    let (pct, value) = if let Some(p) = limit.strip_suffix('%') {
+        (true, parse_float(p)?)
+    } else if iops {
+        (false, parse_float(limit)?)
+    } else {
+        (false, parse_size(limit, j.kb_base)? as f64)
+    };
+    let ss = &mut j.steadystate;
+    (ss.iops, ss.slope, ss.pct, ss.limit) = (iops, slope, pct, value);
+    Ok(())
+}
+
+/// The longest steady-state window, one day: each job keeps its samples (two 8-byte numbers
+/// per second, 1.4 MB for a day), as fio does.
+pub const MAX_STEADYSTATE_DURATION_NS: u64 = 86_400 * NS_PER_SEC;
+
+fn set_steadystate_duration(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    let ns = time_opt(v, NS_PER_SEC, MAX_STEADYSTATE_DURATION_NS)?;
+    j.steadystate.dur_ns = ns;
+    j.steadystate.dur_s = ns / NS_PER_SEC;
+    Ok(())
+}
+
+fn set_steadystate_ramp_time(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.steadystate.ramp_ns = time_opt(v, NS_PER_SEC, MAX_JOB_TIME_NS)?;
+    Ok(())
 }
 
 fn set_runtime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {

@@ -177,6 +177,59 @@ pub enum IoEngine {
     Null,
 }
 
+/// fio's steady-state options (`ss`, `ss_dur`, `ss_ramp`): the criterion, its limit, the
+/// window and the ramp before data is taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyState {
+    /// IOPS (`iops`, `iops_slope`) rather than bandwidth (`bw`, `bw_slope`).
+    pub iops: bool,
+    /// The slope of a least-squares line over the window rather than the largest
+    /// deviation from its mean.
+    pub slope: bool,
+    /// The limit is a percentage of the window's mean.
+    pub pct: bool,
+    /// The limit: a percentage, IOPS, or bytes per second.
+    pub limit: f64,
+    /// `steadystate_duration` in whole seconds (fio divides its µs by 10^6): the window's
+    /// length in one-second samples; 0 turns the check off.
+    pub dur_s: u64,
+    /// `steadystate_duration` as given, in ns: any non-zero value starts fio's once-a-second
+    /// check, even when it is under a second.
+    pub dur_ns: u64,
+    /// `steadystate_ramp_time` in ns: samples start one second after it.
+    pub ramp_ns: u64,
+}
+
+impl SteadyState {
+    /// What `td_steadystate_init` compares between the jobs of a group: nothing is set up
+    /// without a duration (`memset` to 0), so only jobs with one carry their criterion.
+    pub fn effective(&self) -> Option<(u64, u64, bool, bool, bool, u64)> {
+        (self.dur_ns > 0).then_some((
+            self.dur_s,
+            self.limit.to_bits(),
+            self.iops,
+            self.slope,
+            self.pct,
+            self.ramp_ns,
+        ))
+    }
+}
+
+impl Default for SteadyState {
+    /// fio's default criterion `iops_slope:0.01%`, off (no duration).
+    fn default() -> Self {
+        SteadyState {
+            iops: true,
+            slope: true,
+            pct: true,
+            limit: 0.01,
+            dur_s: 0,
+            dur_ns: 0,
+            ramp_ns: 0,
+        }
+    }
+}
+
 /// `random_generator` (fio's `FIO_RAND_GEN_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RandomGenerator {
@@ -327,6 +380,9 @@ pub struct JobSpec {
     /// `time_based` as the job file or command line set it.
     pub time_based_asked: bool,
     pub ramp_time_ns: u64,
+    /// `steadystate`, `steadystate_duration`, `steadystate_ramp_time` (fio's
+    /// steadystate.c): end the job once its IOPS or bandwidth have settled.
+    pub steadystate: SteadyState,
     /// `startdelay` (low, high) in ns; a range picks at random.
     pub startdelay_ns: (u64, u64),
     pub loops: u32,
@@ -622,6 +678,7 @@ impl Default for JobSpec {
             time_based: false,
             time_based_asked: false,
             ramp_time_ns: 0,
+            steadystate: SteadyState::default(),
             startdelay_ns: (0, 0),
             loops: 1,
             randrepeat: true,

@@ -56,14 +56,13 @@ fn job<'a>(set: &'a JobSet, name: &str) -> &'a JobSpec {
         .unwrap_or_else(|| panic!("no job [{name}]"))
 }
 
-/// Options refused whatever their value (fio fails on one, the other runs a builtin test).
-const ALWAYS_REFUSED: &[&str] = &["rwmixcycle", "profile"];
+/// Options refused whatever their value (fio 3.33 fails on them).
+const ALWAYS_REFUSED: &[&str] = &["rwmixcycle"];
 
 /// Files in `refused/`, with the line and the option blksim refuses.
 const REFUSED: &[(&str, usize, &str)] = &[
     ("bssplit-over-100.fio", 6, "bssplit"),
     ("ioengine-mtd.fio", 6, "ioengine"),
-    ("profile-tiobench.fio", 5, "profile"),
     ("random-distribution-sequence.fio", 8, "random_distribution"),
     ("rwmixcycle-deprecated.fio", 5, "rwmixcycle"),
     ("zonemode-zbd.fio", 5, "zonemode"),

@@ -338,7 +338,42 @@ pub fn job_json(jr: &JobReport, rs: Option<&GroupRunStats>, plus: bool) -> JsonV
     if !jr.description.is_empty() {
         root.push("desc", JsonValue::Str(jr.description.clone()));
     }
+    if let Some(ss) = jr.steadystate.as_ref().filter(|s| s.dur > 0) {
+        root.push("steadystate", steadystate_json(ss));
+    }
     root
+}
+
+/// The `steadystate` object of `show_thread_status_json`; fio prints the limit and the
+/// criterion through a `(float)` cast.
+fn steadystate_json(ss: &crate::report::SteadyStateReport) -> JsonValue {
+    let pct = if ss.pct { "%" } else { "" };
+    let mut o = JsonValue::object();
+    o.push(
+        "ss",
+        JsonValue::Str(format!(
+            "{}{}:{}{pct}",
+            if ss.iops { "iops" } else { "bw" },
+            if ss.slope { "_slope" } else { "" },
+            fmt_f(ss.limit as f32 as f64)
+        )),
+    )
+    .push("duration", int(ss.dur))
+    .push("attained", int(ss.attained as u64))
+    .push(
+        "criterion",
+        JsonValue::Str(format!("{}{pct}", fmt_f(ss.criterion as f32 as f64))),
+    )
+    .push("max_deviation", float(ss.max_deviation))
+    .push("slope", float(ss.slope_value));
+    let arr = |v: &[u64]| JsonValue::Array(v.iter().map(|&x| int(x)).collect());
+    let mut data = JsonValue::object();
+    data.push("bw_mean", int(ss.bw_mean()))
+        .push("iops_mean", int(ss.iops_mean()))
+        .push("iops", arr(&ss.iops_data))
+        .push("bw", arr(&ss.bw_data));
+    o.push("data", data);
+    o
 }
 
 /// The whole JSON document as a value (`__show_run_stats` JSON branch plus

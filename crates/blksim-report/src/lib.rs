@@ -30,7 +30,8 @@ pub use json::{report_json, write_json, JsonValue};
 pub use normal::{write_normal, write_normal_header, write_normal_results};
 pub use num2str::{num2str, N2sUnit};
 pub use report::{
-    DiskUtil, GroupRunStats, JobHeader, JobReport, RunReport, UnitBase, FAKE_PID_BASE, FIO_VERSION,
+    DiskUtil, GroupRunStats, JobHeader, JobReport, RunReport, SteadyStateReport, UnitBase,
+    FAKE_PID_BASE, FIO_VERSION,
 };
 pub use stats::{
     DirStats, JobStats, LatStat, StatsOptions, WindowSample, DDIR_READ, DDIR_TRIM, DDIR_WRITE,

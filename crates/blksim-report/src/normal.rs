@@ -496,6 +496,25 @@ pub fn write_job_status(
             jr.latency_target, jr.latency_window, jr.latency_percentile, jr.latency_depth
         )?;
     }
+    if let Some(ss) = jr.steadystate.as_ref().filter(|s| s.dur > 0) {
+        // `show_ss_normal`.
+        let kb = u64::from(jr.kb_base.max(1));
+        let i2p = is_pow2(jr.kb_base);
+        let sf = jr.sig_figs as usize;
+        let u = unit_n2s(jr.unit_base);
+        writeln!(
+            out,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            if ss.attained { "yes" } else { "no" },
+            num2str(ss.bw_mean() / kb, sf, kb, i2p, u),
+            num2str(ss.bw_mean() / kb, sf, kb, !i2p, u),
+            num2str(ss.iops_mean(), sf, 1, false, N2sUnit::None),
+            if ss.iops { "iops" } else { "bw" },
+            if ss.slope { " slope" } else { " mean dev" },
+            ss.criterion,
+            if ss.pct { "%" } else { "" }
+        )?;
+    }
     Ok(())
 }
 

@@ -97,6 +97,47 @@ pub struct JobReport {
     pub total_err_count: u64,
     pub first_error: i32,
     pub stats: JobStats,
+    /// The steady-state check (`steadystate_duration` set): the last job's of a group.
+    pub steadystate: Option<SteadyStateReport>,
+}
+
+/// What fio reports of a job's steady-state check (`ts->ss_*`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SteadyStateReport {
+    /// The criterion: IOPS or bandwidth, slope or mean deviation, limit in % or absolute.
+    pub iops: bool,
+    pub slope: bool,
+    pub pct: bool,
+    pub limit: f64,
+    /// The window in seconds (one sample each).
+    pub dur: u64,
+    pub attained: bool,
+    /// The criterion's last value, the largest deviation and the slope computed.
+    pub criterion: f64,
+    pub max_deviation: f64,
+    pub slope_value: f64,
+    /// The window's samples, oldest first (IOPS; bytes per second).
+    pub iops_data: Vec<u64>,
+    pub bw_data: Vec<u64>,
+}
+
+impl SteadyStateReport {
+    /// `steadystate_bw_mean`.
+    pub fn bw_mean(&self) -> u64 {
+        Self::mean(&self.bw_data)
+    }
+
+    /// `steadystate_iops_mean`.
+    pub fn iops_mean(&self) -> u64 {
+        Self::mean(&self.iops_data)
+    }
+
+    fn mean(v: &[u64]) -> u64 {
+        if v.is_empty() {
+            return 0;
+        }
+        v.iter().fold(0u64, |s, &x| s.wrapping_add(x)) / v.len() as u64
+    }
 }
 
 impl JobReport {
@@ -126,6 +167,7 @@ impl JobReport {
             total_err_count: 0,
             first_error: 0,
             stats,
+            steadystate: None,
         }
     }
 
@@ -147,6 +189,9 @@ impl JobReport {
             out.first_error = j.first_error;
             out.job_options = j.job_options.clone();
             out.latency_depth = j.latency_depth;
+            // `__show_run_stats` overwrites the ss fields with each job's, and clears them
+            // for a job without the check.
+            out.steadystate = j.steadystate.clone();
             out.elapsed_sec = out.elapsed_sec.max(j.elapsed_sec);
         }
         Some(out)

@@ -10,6 +10,7 @@ mod do_io;
 pub mod explain;
 mod iolog;
 mod logs;
+mod steadystate;
 mod sync;
 mod task;
 
@@ -58,6 +59,8 @@ enum Ev {
     /// A task's submission goes on after yielding the CPU model's clock (between bios of
     /// one `io_submit`, or after the dispatch run inside its syscall ended).
     TaskSubmitCont(u32),
+    /// fio's helper thread checks the jobs' steady state (once a second).
+    SteadyStateCheck,
 }
 
 /// The CPU clone `i` (fio's `thread_number - 1`, counted over all jobs) runs on. Without an
@@ -129,6 +132,7 @@ impl Ev {
             Ev::StartQueues => (9, 0),
             Ev::TaskDeadline(t) => (10, t as u64),
             Ev::TaskSubmitCont(t) => (11, t as u64),
+            Ev::SteadyStateCheck => (12, 0),
         }
     }
 }
@@ -147,6 +151,10 @@ pub struct TaskResult {
     pub first_error: i32,
     /// Malformed trace lines passed over with `replay_skip_bad`, and the first one's error.
     pub replay_skipped: (u64, Option<String>),
+    /// The steady-state check's window and verdict (`steadystate_duration` set).
+    pub steadystate: Option<blksim_report::SteadyStateReport>,
+    /// fio's message for a job it could not set up, which ran without I/O.
+    pub setup_failure: Option<&'static str>,
 }
 
 /// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
@@ -273,6 +281,8 @@ pub struct Sim {
     /// Test only (`--debug-drop-completion=N`, for the fuzzer's own test): lose the N-th bio
     /// completion; 0 = off.
     drop_completion: u64,
+    /// Each task's job has `group_reporting` (the steady-state check judges a group's sums).
+    group_reporting: Vec<bool>,
 }
 
 const TOKEN_SHIFT: u32 = 32;
@@ -406,6 +416,10 @@ impl Sim {
                 lo
             };
             tasks.push(Task {
+                setup_failure: gen.setup_failure(),
+                ss: steadystate::SsData::new(&spec.steadystate),
+                ss_ios: 0,
+                ss_bytes: 0,
                 spec: *spec_idx,
                 name: spec.name.clone(),
                 groupid: *groupid,
@@ -536,6 +550,26 @@ impl Sim {
             },
             ..Default::default()
         };
+        // `td_steadystate_init`: "steadystate options must be consistent within reporting
+        // groups", checked against every job with the same group id.
+        for (a, (sa, _, ga, _)) in clones.iter().enumerate() {
+            for (sb, _, gb, _) in &clones[..a] {
+                if ga == gb
+                    && specs[*sa].steadystate.effective() != specs[*sb].steadystate.effective()
+                {
+                    return Err(specs[*sa]
+                        .error_at(
+                            &["steadystate", "steadystate_duration", "steadystate_ramp_time"],
+                            "job rejected: steadystate options must be consistent within reporting groups",
+                        )
+                        .into());
+                }
+            }
+        }
+        let group_reporting = clones
+            .iter()
+            .map(|(s, ..)| specs[*s].group_reporting)
+            .collect();
         let mut sim = Sim {
             evq: EventQueue::new(),
             queue,
@@ -571,6 +605,7 @@ impl Sim {
             ctx_task: 0,
             bios: [0; 2],
             drop_completion: 0,
+            group_reporting,
         };
         if sim.driver.power_cut_planned() {
             let wc = sim.queue.lim.write_cache;
@@ -578,6 +613,7 @@ impl Sim {
         }
         let driver_seed = RngStreams::new(seed).stream("driver").next_u64();
         sim.driver.init(driver_seed, &mut sim.out.drv);
+        sim.steadystate_setup(&sim.group_reporting.clone());
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].wait_for.is_empty() {
                 let d = sim.tasks[t].start_delay;
@@ -780,6 +816,8 @@ impl Sim {
                         (n, e.map(String::from))
                     })
                     .unwrap_or_default(),
+                steadystate: t.ss.as_ref().map(|s| s.report()),
+                setup_failure: t.setup_failure,
                 error: t.error,
                 total_err_count: t.total_err_count,
                 first_error: t.first_error,
@@ -990,6 +1028,7 @@ impl Sim {
             Ev::StartQueues => self
                 .queue
                 .start_stopped_hw_queues(&mut { now }, &mut self.out),
+            Ev::SteadyStateCheck => self.steadystate_check(now),
             Ev::TaskDeadline(t) => {
                 let task = &mut self.tasks[t as usize];
                 if task.state == TaskState::Running {

@@ -583,6 +583,7 @@ pub fn build_report(
         };
         jr.elapsed_sec = elapsed_sec;
         jr.eta = eta;
+        jr.steadystate = t.steadystate.clone();
         // fio's `__show_run_stats`: a fatal error with the `td_verror` text of `io_u error`
         // (io_u.c:1876 in 3.33), or, with continue_on_error, the first counted error and the
         // empty `verror` a non-fatal error leaves.

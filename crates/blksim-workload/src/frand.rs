@@ -153,6 +153,9 @@ impl FRand {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkloadSeeds {
     pub seeds: [u64; off::NR],
+    /// The seeds are fio's own: not drawn from its entropy (`randrepeat=0` without
+    /// `randseed`) and not mixed with another `--seed`.
+    pub fios_own: bool,
 }
 
 impl WorkloadSeeds {
@@ -201,7 +204,11 @@ impl WorkloadSeeds {
                 *s = splitmix64(&mut st);
             }
         }
-        WorkloadSeeds { seeds }
+        let salted = salt != 0 && !randseed_set && !allrandrepeat;
+        WorkloadSeeds {
+            seeds,
+            fios_own: !entropy && !salted,
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! fio's `random_generator=lfsr` (`lib/lfsr.c`): a maximal-length XNOR linear feedback shift
 //! register over the file's blocks. It visits every block exactly once per pass without a
-//! random map, in an order that depends only on its seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`,
-//! which with `randrepeat` is `FIO_RANDSEED * thread_number` whatever `randseed` says).
+//! random map, in an order that depends on the number of blocks and on its seed
+//! (`rand_seeds[FIO_RAND_BLOCK_OFF]`, which with `randrepeat` is `FIO_RANDSEED *
+//! thread_number` whatever `randseed` says).
 
 /// Tap positions per register length (`lfsr_taps` in fio's `lib/lfsr.c`, from
 /// http://home1.gte.net/res0658s/electronics/LFSRtaps.html). Lengths below 3 do not exist.
@@ -72,9 +73,21 @@ const TAPS: [&[u8]; 64] = [
     &[63, 62],
 ];
 
-/// `struct fio_lfsr`.
+/// Why `lfsr_init` fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LfsrError {
+    /// No register is long enough: 2^63 blocks or more.
+    TooManyBlocks,
+    /// A spin over 15.
+    Spin,
+    /// The seed is the register's forbidden all-ones state.
+    AllOnesSeed,
+}
+
+/// `struct fio_lfsr`, with the seed each pass restarts it from (`fio_file_reset`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lfsr {
+    seed: u64,
     xormask: u64,
     last_val: u64,
     cached_bit: u64,
@@ -86,15 +99,17 @@ pub struct Lfsr {
 }
 
 impl Lfsr {
-    /// `lfsr_init(fl, nums, seed, spin)`: None where fio fails ("failed initializing LFSR"):
-    /// no register is long enough, the spin is over 15, or the seed is the register's
-    /// forbidden all-ones state.
-    pub fn new(nums: u64, seed: u64, spin: u32) -> Option<Lfsr> {
+    /// `lfsr_init(fl, nums, seed, spin)`, failing where fio fails ("failed initializing
+    /// LFSR").
+    pub fn new(nums: u64, seed: u64, spin: u32) -> Result<Lfsr, LfsrError> {
         // `find_lfsr`: the shortest register with more states than `nums`, since the
         // all-ones state is never reached.
-        let len = (3..64).find(|&i| (1u64 << i) > nums)?;
+        let len = (3..64)
+            .find(|&i| (1u64 << i) > nums)
+            .ok_or(LfsrError::TooManyBlocks)?;
         let taps = TAPS[len];
         let mut fl = Lfsr {
+            seed,
             // `nums - 1` wraps for an empty file, as in fio.
             max_val: nums.wrapping_sub(1),
             xormask: taps.iter().fold(0, |m, &t| m | 1u64 << (t - 1)),
@@ -105,10 +120,13 @@ impl Lfsr {
             cached_cycle_length: 0,
             spin: 0,
         };
-        if !fl.prepare_spin(spin) || !fl.reset(seed) {
-            return None;
+        if !fl.prepare_spin(spin) {
+            return Err(LfsrError::Spin);
         }
-        Some(fl)
+        if !fl.reset() {
+            return Err(LfsrError::AllOnesSeed);
+        }
+        Ok(fl)
     }
 
     /// `prepare_spin`: with a spin, `(2^n - 1) * i % (spin + 1) == 0` for some `i <= spin`
@@ -135,12 +153,12 @@ impl Lfsr {
         true
     }
 
-    /// `lfsr_reset`: start over from `seed`; false for the all-ones state (fio's callers
+    /// `lfsr_reset`: start over from the seed; false for the all-ones state (fio's callers
     /// other than `lfsr_init` ignore that and go on from it).
-    pub fn reset(&mut self, seed: u64) -> bool {
+    pub fn reset(&mut self) -> bool {
         let bitmask = (self.cached_bit << 1) - 1;
         self.num_vals = 0;
-        self.last_val = seed & bitmask;
+        self.last_val = self.seed & bitmask;
         self.last_val != bitmask
     }
 
@@ -193,7 +211,7 @@ mod tests {
     fn visits_every_value_once() {
         for nums in [1u64, 2, 5, 7, 8, 100, 1000, 4096, 5000] {
             for seed in [0u64, 1, 0x1234_5678, 0xb189_9bed] {
-                let Some(mut l) = Lfsr::new(nums, seed, 0) else {
+                let Ok(mut l) = Lfsr::new(nums, seed, 0) else {
                     // Only the all-ones state is refused.
                     let len = (3..64).find(|&i| (1u64 << i) > nums).unwrap();
                     assert_eq!(seed & ((1 << len) - 1), (1 << len) - 1);
@@ -222,9 +240,9 @@ mod tests {
 
     #[test]
     fn refuses_the_all_ones_seed_and_long_spins() {
-        assert!(Lfsr::new(4, 7, 0).is_none());
-        assert!(Lfsr::new(4, 6, 0).is_some());
-        assert!(Lfsr::new(4, 6, 16).is_none());
-        assert!(Lfsr::new(1 << 63, 0, 0).is_none());
+        assert_eq!(Lfsr::new(4, 7, 0), Err(LfsrError::AllOnesSeed));
+        assert!(Lfsr::new(4, 6, 0).is_ok());
+        assert_eq!(Lfsr::new(4, 6, 16), Err(LfsrError::Spin));
+        assert_eq!(Lfsr::new(1 << 63, 0, 0), Err(LfsrError::TooManyBlocks));
     }
 }

@@ -121,7 +121,8 @@ impl Region {
     /// on a device of `device_bytes`, following `filesetup.c` `get_start_offset` and
     /// `setup_files`:
     /// * start = `offset` + `clone_index * offset_increment` (percentages are of the device;
-    ///   if either is a percentage the sum is aligned **up** to the minimum block size);
+    ///   if either is a percentage the sum is aligned **up** to `offset_align`, or without it
+    ///   to the minimum block size);
     /// * length = `(filesize - start) * nrfiles` if `filesize` is set (then a percentage
     ///   `size` scales it and a byte `size` is the bytes of a pass), else `size` (a percentage of the
     ///   device, aligned down to the minimum block size), else the rest of the device;
@@ -348,9 +349,12 @@ pub struct IoGen {
     rngs_initial: Rngs,
     randrepeat: bool,
     map: Option<Axmap>,
-    /// `random_generator=lfsr`: the file's register and the seed each pass restarts it
-    /// from (`fio_file_reset` → `lfsr_reset`). No random map then (`init_random_map`).
-    lfsr: Option<(lfsr::Lfsr, u64)>,
+    /// `random_generator=lfsr`: the file's register, which each pass restarts
+    /// (`fio_file_reset` → `lfsr_reset`). No random map then (`init_random_map`).
+    lfsr: Option<lfsr::Lfsr>,
+    /// fio could not set the register up (its seed is the forbidden state): the job runs
+    /// and issues nothing, as in fio.
+    lfsr_failed: bool,
     /// fio's `f->last_pos` / `f->last_start` (absolute; None = -1).
     last_pos: [u64; 3],
     last_start: [Option<u64>; 3],
@@ -473,36 +477,48 @@ impl IoGen {
         // The dist stream after init (rand_off drawn) is the pass-start state.
         let rngs = rngs_mut;
 
-        // init_random_map: an LFSR for every random job that asks for one; otherwise an
-        // axmap only for uniform random I/O with the map on.
+        // init_random_map: the file's blocks of the smallest block size, `min(real_file_size,
+        // io_size)` of them or a zone's range with strided zones.
+        let rw_min_bs = *min_bs.iter().min().unwrap();
+        let whole = region.len.min(region.device_bytes);
+        let map_bytes = zones.map_or(whole, |z| z.range);
+        // An LFSR for every random job that asks for one. The register's length is the
+        // number of values it gives, so a zone range is not bounded by the region here (it
+        // costs no memory).
+        let mut lfsr_failed = false;
         let lfsr = if random && spec.random_generator == RandomGenerator::Lfsr {
-            let rw_min_bs = *min_bs.iter().min().unwrap();
-            // `min(real_file_size, io_size)`, or the zone's range with strided zones. The
-            // register's length is the number of values it gives, so the range is not
-            // bounded by the region here (it costs no memory).
-            let fsize = zones.map_or(region.len.min(region.device_bytes), |z| z.range);
+            let blocks = map_bytes / rw_min_bs;
             let seed = seeds.seeds[frand::off::BLOCK];
-            let blocks = fsize / rw_min_bs;
-            let l = lfsr::Lfsr::new(blocks, seed, 0).ok_or_else(|| {
-                spec.error_at(
-                    &["random_generator"],
-                    format!(
-                        "fio: failed initializing LFSR for {blocks} blocks of {rw_min_bs} bytes: the job's block seed {seed:#x} is the register's forbidden all-ones state (fio 3.33 fails this job too); another size or job number avoids it"
-                    ),
-                )
-            })?;
-            Some((l, seed))
+            match lfsr::Lfsr::new(blocks, seed, 0) {
+                Ok(l) => Some(l),
+                // blksim's own seeds (another `--seed`, or `randrepeat=0`'s entropy) are not
+                // fio's, so the register's forbidden state there is the seed's accident, not
+                // the job's: the next seed is used.
+                Err(lfsr::LfsrError::AllOnesSeed) if !seeds.fios_own => {
+                    lfsr::Lfsr::new(blocks, seed ^ 1, 0).ok()
+                }
+                // fio's own seed: fio fails the job ("failed initializing LFSR" and
+                // `thread_main`'s error path), which then issues nothing; the others run.
+                Err(lfsr::LfsrError::AllOnesSeed) => {
+                    lfsr_failed = true;
+                    None
+                }
+                Err(e) => {
+                    return Err(spec.error_at(
+                        &["random_generator", "bs", "zonerange"],
+                        format!(
+                            "fio: failed initializing LFSR for {blocks} blocks of {rw_min_bs} bytes ({e:?})"
+                        ),
+                    ))
+                }
+            }
         } else {
             None
         };
-        let map = if random && !norandommap && lfsr.is_none() {
-            let rw_min_bs = *min_bs.iter().min().unwrap();
-            // `init_random_map`: with strided zones the map covers one zone's range. A
-            // block at or past the region's length fails whatever the map says, so the map
+        let map = if random && !norandommap && spec.random_generator != RandomGenerator::Lfsr {
+            // A block at or past the region's length fails whatever the map says, so the map
             // stops there: a huge `zonerange` costs no memory.
-            let whole = region.len.min(region.device_bytes);
-            let fsize = zones.map_or(whole, |z| z.range.min(whole));
-            Some(Axmap::new(fsize / rw_min_bs))
+            Some(Axmap::new(map_bytes.min(whole) / rw_min_bs))
         } else {
             None
         };
@@ -561,6 +577,7 @@ impl IoGen {
             randrepeat: spec.randrepeat && !spec.randseed_set,
             map,
             lfsr,
+            lfsr_failed,
             last_pos: [start; 3],
             last_start: [None; 3],
             // init.c add_job: td->ddir_seq_nr starts at 1, not o->ddir_seq_nr, so the first
@@ -581,7 +598,7 @@ impl IoGen {
             zone_bytes: 0,
             file_offset: start,
             size_draws_left: 1 << 26,
-            finished: false,
+            finished: lfsr_failed,
             pass_stops: false,
             at_pass_end: false,
             resuming: false,
@@ -743,6 +760,11 @@ impl IoGen {
             self.at_pass_end = false;
             self.resuming = true;
         }
+    }
+
+    /// fio's message for a job it sets up but cannot run (printed, the job issues nothing).
+    pub fn setup_failure(&self) -> Option<&'static str> {
+        self.lfsr_failed.then_some("fio: failed initializing LFSR")
     }
 
     /// Whether the random map (fio's axmap) is in use.
@@ -912,8 +934,8 @@ impl IoGen {
         if let Some(m) = &mut self.map {
             m.reset();
         }
-        if let Some((l, seed)) = &mut self.lfsr {
-            l.reset(*seed);
+        if let Some(l) = &mut self.lfsr {
+            l.reset();
         }
     }
 
@@ -1079,18 +1101,20 @@ impl IoGen {
         matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite)
     }
 
-    /// `get_next_block`: relative offset (bytes from the region start).
+    /// `get_next_block`: relative offset (bytes from the region start). `b * ba` wraps as
+    /// fio's `uint64_t` product does: an LFSR block counts blocks of the smallest size, and
+    /// a larger alignment can take it past 2^64 (the offset then fails the region check).
     fn get_next_block(&mut self, ddir: Ddir, rw_seq: bool) -> Option<u64> {
         let ba = self.ba[ddir.idx()];
         if rw_seq {
             if self.rw.is_random() {
                 if self.should_do_random(ddir) {
-                    self.get_next_rand_block(ddir).map(|b| b * ba)
+                    self.get_next_rand_block(ddir).map(|b| b.wrapping_mul(ba))
                 } else {
                     self.busy_ok = true;
                     match self.get_next_seq_offset(ddir) {
                         Some(o) => Some(o),
-                        None => self.get_next_rand_block(ddir).map(|b| b * ba),
+                        None => self.get_next_rand_block(ddir).map(|b| b.wrapping_mul(ba)),
                     }
                 }
             } else {
@@ -1102,7 +1126,7 @@ impl IoGen {
             if !self.seq_identical {
                 match self.get_next_seq_offset(ddir) {
                     Some(o) => Some(o),
-                    None => self.get_next_rand_block(ddir).map(|b| b * ba),
+                    None => self.get_next_rand_block(ddir).map(|b| b.wrapping_mul(ba)),
                 }
             } else {
                 Some(self.last_start[ddir.idx()].map_or(0, |s| s - self.file_offset))
@@ -1273,7 +1297,7 @@ impl IoGen {
     /// the next free block if that one was used (None when the map is full).
     /// With the LFSR, its next value whatever `lastb` is (fio 3.33 does not bound it).
     fn rand_block_in(&mut self, lastb: u64) -> Option<u64> {
-        if let Some((l, _)) = &mut self.lfsr {
+        if let Some(l) = &mut self.lfsr {
             return l.next_val();
         }
         // `*b = lastb * (r / (rand_max + 1.0))`.

@@ -356,6 +356,14 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
                     .ok_or_else(|| format!("--seeds={v}: expected a count from 1 to 1000"))?;
             }
             "--parse-only" => cli.parse_only = true,
+            // fio's `-p`/`--profile` runs one of its builtin tests (tiobench, act); a job's
+            // `profile=` is stored and never read, so only the command line's is refused.
+            "--profile" => {
+                return Err(format!(
+                    "--profile: fio's builtin profiles ({}) are not supported by blksim; write the profile's jobs as a job file",
+                    val.map_or_else(|| "tiobench, act".to_string(), |v| format!("'{v}'"))
+                ))
+            }
             "--version" => cli.version = true,
             k if FIO_REFUSED.contains(&k) => {
                 return Err(format!(
@@ -489,6 +497,9 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     opts.timeline = cli.formats.iter().any(|f| f == "html");
     let out = setup::run(&jobs, &profile, &opts)?;
     for t in &out.tasks {
+        if let Some(m) = t.setup_failure {
+            eprintln!("{m}");
+        }
         if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {
             eprintln!(
                 "blksim: {}: replay_skip_bad: {n} malformed trace lines passed over (the first: {first})",

@@ -41,7 +41,6 @@ fn fio_files(sub: &str) -> Vec<PathBuf> {
 const REFUSED: &[(&str, u32, &str)] = &[
     ("bssplit-over-100.fio", 6, "bssplit"),
     ("ioengine-mtd.fio", 6, "ioengine"),
-    ("profile-tiobench.fio", 5, "profile"),
     ("random-distribution-sequence.fio", 8, "random_distribution"),
     ("rwmixcycle-deprecated.fio", 5, "rwmixcycle"),
     ("zonemode-zbd.fio", 5, "zonemode"),

@@ -168,6 +168,14 @@ fn fio_top_level_options_are_accepted_or_refused_clearly() {
         assert!(!o.status.success(), "{k}");
         assert!(text(&o.stderr).contains("client/server mode"), "{k}");
     }
+    // fio's `--profile` runs a builtin test (tiobench, act), which blksim has not.
+    let o = blksim(&[&["run", "--device=null_blk", "--profile=tiobench"], JOB].concat());
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("builtin profiles"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// A symlink named `fio` to blksim runs fio's command lines: `fio --version`, and a job

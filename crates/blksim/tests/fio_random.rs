@@ -377,3 +377,44 @@ fn a_zone_range_past_the_region_ends_the_pass_on_a_block_past_it() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// An LFSR whose seed is its register's forbidden all-ones state: fio 3.33 prints "failed
+/// initializing LFSR" and that job issues nothing while the others run (the third job's
+/// block seed, `3 * FIO_RANDSEED`, ends in binary 111: all ones for a 4-block file). With
+/// another `--seed` the seeds are blksim's own, and such a job runs.
+#[test]
+fn an_lfsr_that_cannot_start_fails_its_job_only() {
+    let d = dir("lfsr-fail");
+    let job = "[global]\nioengine=null\nrandom_generator=lfsr\nrw=randread\nbs=4k\nsize=16k\n\
+               [a]\nfilename=a.dat\nwrite_iolog=a.log\n[b]\nfilename=b.dat\nwrite_iolog=b.log\n\
+               [c]\nfilename=c.dat\nwrite_iolog=c.log\n";
+    run_both(&d, job, &[]);
+    for (log, n) in [("a.log", 4), ("b.log", 4), ("c.log", 0)] {
+        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
+        assert_eq!(real.len(), n, "{log}");
+        same(&sim, &real, log);
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args([
+            "run",
+            "../job.fio",
+            "--device=null_blk",
+            "--output=/dev/null",
+        ])
+        .current_dir(d.join("sim"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fio: failed initializing LFSR"));
+    run_both(&d, job, &["--seed=3"]);
+    assert_eq!(ios(&d.join("sim").join("c.log")).len(), 4);
+    // An LFSR block counts 4 KiB blocks and the writes align to 1 GiB: the offset's product
+    // wraps past 2^64 as in fio (this debug build checks for overflow), and neither tool
+    // issues a write.
+    let job = "[w]\nioengine=null\nfilename=w.dat\nrw=randwrite\nbs=4k,1g\n\
+               random_generator=lfsr\nsize=2g\nzonemode=strided\nzonesize=1g\n\
+               zonerange=4611686018427387904\nwrite_iolog=w.log\n";
+    run_both(&d, job, &[]);
+    let (real, sim) = (ios(&d.join("fio/w.log")), ios(&d.join("sim/w.log")));
+    same(&sim, &real, "w.log");
+    let _ = std::fs::remove_dir_all(&d);
+}

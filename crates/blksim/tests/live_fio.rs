@@ -483,3 +483,52 @@ fn fio_json_options_rebuild_the_jobs_fio_ran() {
     }
     assert!(compared >= 30, "only {compared} jobs compared");
 }
+
+/// Steady state (`ss`, `ss_dur`; fio's steadystate.c) against the real fio: a job paced at
+/// 1000 IOPS settles at once, so both end after one 2-second window instead of their 10 s
+/// runtime, with the same `steadystate` object (keys, criterion text, window length) and a
+/// mean of 1000 IOPS. fio's checks fall about 0.1 s before each second of the job's time (its
+/// helper thread starts first), blksim's on it.
+#[test]
+fn steadystate_matches_fio() {
+    let args = [
+        "--name=ss",
+        "--ioengine=null",
+        "--size=1m",
+        "--rw=randread",
+        "--bs=4k",
+        "--rate_iops=1000",
+        "--time_based",
+        "--runtime=10",
+        "--ss=iops:5%",
+        "--ss_dur=2",
+        "--output-format=json",
+    ];
+    let d = tmpdir("steadystate");
+    let theirs = fio().current_dir(&d).args(args).output().unwrap();
+    let theirs = first_json(&checked(theirs, "fio ss"), "fio ss");
+    let ours = blksim()
+        .arg("run")
+        .args(args)
+        .arg("--device=null_blk")
+        .output()
+        .unwrap();
+    let ours = first_json(&checked(ours, "blksim ss"), "blksim ss");
+    let (a, b) = (&ours["jobs"][0], &theirs["jobs"][0]);
+    let paths = |v: &Value| {
+        let mut p = Vec::new();
+        keys::key_paths(&v["steadystate"], "", &mut p);
+        p
+    };
+    assert_eq!(paths(a), paths(b), "steadystate keys");
+    for k in ["ss", "duration", "attained"] {
+        assert_eq!(a["steadystate"][k], b["steadystate"][k], "steadystate {k}");
+    }
+    assert_eq!(u(&a["steadystate"]["attained"]), 1);
+    for (who, j) in [("blksim", a), ("fio", b)] {
+        let ran = u(&j["job_runtime"]);
+        assert!((1700..=2300).contains(&ran), "{who} ran {ran} ms");
+        let mean = u(&j["steadystate"]["data"]["iops_mean"]);
+        assert!((950..=1050).contains(&mean), "{who} mean {mean} IOPS");
+    }
+}

@@ -15,6 +15,9 @@ impl Sim {
         }
         task.state = TaskState::Running;
         task.start_ns = now;
+        if let Some(ss) = task.ss.as_mut() {
+            ss.set_epoch(now);
+        }
         task.last_issue = now;
         if let Some(l) = task.iolog.as_mut() {
             l.start(now);
@@ -84,8 +87,15 @@ impl Sim {
             let stopping = task.deadline_hit || task.gen_done;
             // `ramp_time_over`: the loop's first turn at or after the ramp's end.
             if !task.ramp_over && now >= task.stats.start_ns {
-                task.ramp_ended();
+                task.ramp_ended(now);
+                // `reset_all_stats` → `helper_reset`: the helper thread's timers restart
+                // (only for a job with a ramp: `ramp_time_over` resets nothing otherwise).
+                let had_ramp = task.stats.start_ns > task.start_ns;
+                if had_ramp && self.tasks.iter().any(|t| t.ss.is_some()) {
+                    self.ss_tick_reset(now);
+                }
             }
+            let task = &mut self.tasks[t];
             // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
             // value at the last think time, note it, wait for everything in flight
             // (`io_u_quiesce`), then stall. `do_verify` has no think time.
@@ -799,7 +809,7 @@ impl Sim {
                 let slat = io.issue.saturating_sub(io.start);
                 let clat = now.saturating_sub(io.issue);
                 task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
-                task.rw_completed(now);
+                task.rw_completed(now, io.len);
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
                     if task.stats.opts.stats && now >= ep {
@@ -883,6 +893,10 @@ impl Sim {
         let task = &mut self.tasks[t];
         task.state = TaskState::Done;
         task.end_ns = now;
+        if task.ss.is_some() {
+            self.ss_tick_stop_if_done();
+        }
+        let task = &mut self.tasks[t];
         task.stats.finish(now);
         // fio's `cpu` line: `sys` the task's CPU time, `ctx` its switches; `usr` is only the
         // spin on an SQPOLL ring's completions (fio's own user-space work per I/O is not

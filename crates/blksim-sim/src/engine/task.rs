@@ -92,6 +92,14 @@ impl SubmitPath {
 pub(crate) const SQ_THREAD_IDLE_NS: Ns = 1_000_000_000;
 
 pub(crate) struct Task {
+    /// fio's message for a job it could not set up (it runs without I/O).
+    pub(crate) setup_failure: Option<&'static str>,
+    /// fio's steady-state data (`td->ss`), with `steadystate_duration`.
+    pub(crate) ss: Option<Box<super::steadystate::SsData>>,
+    /// fio's `io_blocks` and `io_bytes` summed over the directions: read, write and trim
+    /// completions since the job's start, and again from its ramp's end.
+    pub(crate) ss_ios: u64,
+    pub(crate) ss_bytes: u64,
     pub(crate) spec: usize,
     pub(crate) name: String,
     pub(crate) groupid: u32,
@@ -331,8 +339,17 @@ impl Task {
     /// and `io_issues` start again from the ramp's end (called at the I/O loop's first turn
     /// after it, so the completions in between stay counted, as the report counts them); the
     /// count noted at the last think time stays.
-    pub(crate) fn ramp_ended(&mut self) {
+    pub(crate) fn ramp_ended(&mut self, now: Ns) {
         self.ramp_over = true;
+        // `reset_all_stats` zeroes `io_blocks` and `io_bytes` and moves the epoch; a job
+        // without a ramp never gets there (`ramp_time_over` returns at once).
+        if self.stats.start_ns > self.start_ns {
+            self.ss_ios = 0;
+            self.ss_bytes = 0;
+            if let Some(ss) = self.ss.as_mut() {
+                ss.set_epoch(now);
+            }
+        }
         // Until now the counter held every completion.
         self.think_done -= self.done_in_ramp;
         self.think_issued = 0;
@@ -379,8 +396,10 @@ impl Task {
     /// ([`Self::ramp_ended`]). This goes by the completion's own time, as the report does:
     /// with the CPU model a completion at a time in the ramp may be handled after the loop
     /// saw the ramp end, and it then raises the limit by itself.
-    pub(crate) fn rw_completed(&mut self, now: Ns) {
+    pub(crate) fn rw_completed(&mut self, now: Ns, bytes: u64) {
         self.think_done += 1;
+        self.ss_ios += 1;
+        self.ss_bytes += bytes;
         if now < self.stats.start_ns {
             self.done_in_ramp += 1;
             if self.ramp_over {
