@@ -563,7 +563,10 @@ fn fios_aliases_profile_options_and_deprecated_options() {
     let s = parse("[a]\nss=bw_slope:1m\nss_dur=30\nss_ramp=5s\n");
     let ss = s.jobs[0].steadystate;
     assert!(!ss.iops && ss.slope && !ss.pct);
-    assert_eq!((ss.limit, ss.dur_s, ss.ramp_ns), (1048576.0, 30, 5_000_000_000));
+    assert_eq!(
+        (ss.limit, ss.dur_s, ss.ramp_ns),
+        (1048576.0, 30, 5_000_000_000)
+    );
     let s = parse("[a]\nthreads=1\nblock=4k\ndevice-names=/dev/x\nverifysort=1\nsoftrandommap=1\n");
     assert_eq!(s.jobs[0].notes.len(), 5, "{:?}", s.jobs[0].notes);
     assert!(s.jobs[0]
