@@ -154,6 +154,8 @@ fn time_that_stands_still_stops_a_time_based_run() {
             "--bs=4k",
             &e,
             "--iodepth=8",
+            // fio's null engine needs a size (it has no file or device to measure).
+            "--size=1m",
             "--runtime=1",
             "--time_based",
         ]);

@@ -82,7 +82,8 @@ pub struct Region {
     pub bytes: u64,
     /// fio's `f->real_file_size`: the size of the target as fio sees it. For a block device
     /// that is the device's size; for the null engine, which has no file to measure, it is
-    /// the region's end (`start + len`, see [`Region::resolve`]). Sequential I/O with holes
+    /// `size / nrfiles` (or unbounded without a byte `size`), raised to the region's end for
+    /// a regular file (see [`Region::resolve`]). Sequential I/O with holes
     /// wraps at this size, and a sequential run of `rw=randxxx:N` that reaches it continues
     /// at a random block; below it, an offset past the region ends the pass.
     pub device_bytes: u64,
@@ -120,28 +121,48 @@ impl Region {
     /// Resolve the region of clone `clone_index` (0-based, fio's `subjob_number`) of `spec`
     /// on a device of `device_bytes`, following `filesetup.c` `get_start_offset` and
     /// `setup_files`:
-    /// * start = `offset` + `clone_index * offset_increment` (percentages are of the device;
-    ///   if either is a percentage the sum is aligned **up** to `offset_align`, or without it
-    ///   to the minimum block size);
+    /// * start = `offset` + `clone_index * offset_increment` (percentages are of the device,
+    ///   or with the null engine of `size / nrfiles`; if either is a percentage the sum is
+    ///   aligned **up** to `offset_align`, or without it to the minimum block size);
     /// * length = `(filesize - start) * nrfiles` if `filesize` is set (then a percentage
     ///   `size` scales it and a byte `size` is the bytes of a pass), else `size` (a percentage of the
     ///   device, aligned down to the minimum block size), else the rest of the device;
-    /// * the length is clamped to the end of the device (fio would stop at the device end);
-    /// * errors as fio: offset beyond the device, or a region smaller than the block size;
+    /// * the length is clamped to the end of the device (fio would stop at the device end),
+    ///   except with the null engine, which never reaches the device;
+    /// * errors as fio: offset beyond the device, a region smaller than the block size, or a
+    ///   null-engine job that nothing sizes ("you need to specify size=");
     /// * `device_bytes` of the result (fio's `real_file_size`) is the device size, except with
-    ///   `ioengine=null`: a diskless engine has no size hook, so `get_file_sizes` sets
-    ///   `real_file_size` to `size / nr_files`, and `setup_files` raises it to
-    ///   `file_offset + io_size` for the fake-I/O engine's regular file. The result is the
-    ///   region's end.
+    ///   `ioengine=null`: a diskless engine has no size hook, so `add_file` leaves it at -1
+    ///   and `get_file_sizes` sets it to `size / nr_files` for a byte `size`, and
+    ///   `setup_files` raises it to `file_offset + io_size` for a regular file (not for a
+    ///   device path such as `/dev/null`).
     pub fn resolve(
         spec: &JobSpec,
         clone_index: u32,
         device_bytes: u64,
     ) -> Result<Region, ParseError> {
         let min_bs = td_min_bs(spec);
+        let nrfiles = spec.nr_files();
+        // fio's null engine has no file to measure (`FIO_DISKLESSIO`): `add_file` leaves
+        // `real_file_size` at -1, and `get_file_sizes` makes it `size / nr_files` when `size`
+        // is a byte count. That, not the simulated device (which the engine never reaches),
+        // is what a percentage offset is of and where a device path ends.
+        let null = matches!(spec.ioengine, IoEngine::Null);
+        let file_bytes = match (null, spec.size) {
+            (false, _) => device_bytes,
+            (true, Some(SizeOrPct::Bytes(b))) if b > 0 => b / nrfiles,
+            (true, _) => u64::MAX,
+        };
+        if null && spec.filesize.is_none() && file_bytes == u64::MAX {
+            // `total_file_size`: nothing sizes the files.
+            return Err(spec.error_at(
+                &["size"],
+                "you need to specify size= (the null engine has no file or device to take a size or percentage of)",
+            ));
+        }
         // get_start_offset: offset (+ clone × increment); when either is a percentage the
         // sum is aligned up to the minimum block size.
-        let pct_of_dev = |p: u64| (device_bytes as u128 * p as u128 / 100_000) as u64;
+        let pct_of_dev = |p: u64| (file_bytes as u128 * p as u128 / 100_000) as u64;
         let mut align = false;
         let increment = match spec.offset_increment_pct {
             Some(p) => {
@@ -172,7 +193,8 @@ impl Region {
             }
             start = start.div_ceil(a).saturating_mul(a);
         }
-        if start >= device_bytes {
+        // A null engine's file ends where its I/O does (below), wherever it starts.
+        if !null && start >= device_bytes {
             return Err(spec.error_at(
                 &["offset", "offset_increment"],
                 format!(
@@ -180,8 +202,11 @@ impl Region {
                 ),
             ));
         }
-        let avail = device_bytes - start;
-        let nrfiles = spec.nr_files();
+        let avail = if null {
+            u64::MAX - start
+        } else {
+            device_bytes - start
+        };
         let mut len = if let Some(fs) = spec.filesize {
             // `setup_files`: a file of `filesize` is used from the job's start offset on
             // (`f->io_size = o->file_size_low - f->file_offset`).
@@ -238,10 +263,19 @@ impl Region {
                 ),
             ));
         }
-        // get_file_sizes / setup_files: the null engine's file ends where the region does, so
-        // fio wraps (or stops) there rather than at the device's end.
-        let real_file_size = if matches!(spec.ioengine, IoEngine::Null) {
-            start + len
+        // setup_files: a null engine's regular file grows to where its I/O ends
+        // (`real_file_size = io_size + file_offset`), so fio wraps (or stops) there; a device
+        // path (`/dev/null`) keeps the size `get_file_sizes` gave it.
+        let real_file_size = if null {
+            let device_path = spec
+                .filename
+                .as_deref()
+                .is_some_and(|f| f.starts_with("/dev/"));
+            if device_path {
+                file_bytes
+            } else {
+                file_bytes.max(start.saturating_add(len))
+            }
         } else {
             device_bytes
         };

@@ -868,15 +868,16 @@ fn invalid_distribution_parameters_are_errors() {
 
 /// `offset_align` (fio's `get_start_offset`): a percentage offset or increment is aligned up
 /// to it instead of the minimum block size; a byte offset is left alone; 0 with a percentage
-/// is refused (fio 3.33 divides by it: SIGFPE). The expected starts are fio 3.33's for a
-/// 1 MiB file at `offset=13%` (its `write_iolog`: 139264 unset, 196608 at 64k, 138240 at 3k).
+/// is refused (fio 3.33 divides by it: SIGFPE). The expected starts are fio 3.33's on its
+/// null engine at `size=1m offset=13%`, a percentage of the 1 MiB the engine's file is sized
+/// from, whatever the device (its `write_iolog`: 139264 unset, 196608 at 64k, 138240 at 3k).
 #[test]
 fn offset_align_aligns_percentage_offsets() {
     let mut s = spec(RwPattern::Read);
     s.ioengine = blksim_job::IoEngine::Null;
-    s.size = Some(SizeOrPct::Bytes(64 * K));
+    s.size = Some(SizeOrPct::Bytes(M));
     s.offset = SizeOrPct::PctMilli(13_000);
-    let start = |s: &JobSpec| Region::resolve(s, 0, M).map(|r| r.start);
+    let start = |s: &JobSpec| Region::resolve(s, 0, 64 * M).map(|r| r.start);
     assert_eq!(start(&s).unwrap(), 139_264);
     s.offset_align = Some(64 * K);
     assert_eq!(start(&s).unwrap(), 196_608);

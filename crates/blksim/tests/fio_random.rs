@@ -418,3 +418,33 @@ fn an_lfsr_that_cannot_start_fails_its_job_only() {
     same(&sim, &real, "w.log");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// fio's null engine sizes its files from `size` (it has nothing to measure): a percentage
+/// offset is of `size / nrfiles`, `/dev/null` ends at `size`, a regular file grows to where
+/// its I/O ends, and with `filesize` and a percentage `size` the file has no end, so a
+/// sequential read past the region fails and ends the pass instead of drawing a random block.
+/// The simulated device's size plays no part.
+#[test]
+fn the_null_engine_sizes_files_from_size() {
+    let d = dir("null-sizes");
+    let job = "[global]\nioengine=null\nbs=4k\n\
+               [pct]\nfilename=pct.dat\nrw=read\nsize=1m\noffset=50%\nwrite_iolog=pct.log\n\
+               [devnull]\nfilename=/dev/null\nrw=read\nsize=1m\noffset=512k\nwrite_iolog=devnull.log\n\
+               [fs]\nfilename=fs.dat\nrw=read\nsize=1m\nfilesize=2m\noffset=25%\nwrite_iolog=fs.log\n\
+               [seq]\nfilename=seq.dat\nrw=randrw\nbs=4k,1k,12k\nsize=25%\n\
+               percentage_random=20\nfilesize=2m\nwrite_iolog=seq.log\n";
+    run_both(&d, job, &[]);
+    for (log, n) in [
+        ("pct.log", Some(256)),
+        ("devnull.log", Some(128)),
+        ("fs.log", Some(256)),
+        ("seq.log", None),
+    ] {
+        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
+        if let Some(n) = n {
+            assert_eq!(real.len(), n, "{log}");
+        }
+        same(&sim, &real, log);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
