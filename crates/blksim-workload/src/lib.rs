@@ -75,6 +75,10 @@ pub struct IoU {
 pub struct Region {
     /// fio's `f->file_offset`: absolute start on the device.
     pub start: u64,
+    /// fio's `get_start_offset` once the files are set up, where it differs from `start`
+    /// only for a percentage offset of the null engine's file, which `setup_files` grew: where
+    /// a new pass or a wrapped zone starts, and what `io_u_fits` measures the region from.
+    pub run_start: u64,
     /// fio's `f->io_size`: length of the region.
     pub len: u64,
     /// fio's `o->size` once `setup_files` is done: the bytes of a pass, `len` unless the
@@ -160,39 +164,45 @@ impl Region {
                 "you need to specify size= (the null engine has no file or device to take a size or percentage of)",
             ));
         }
-        // get_start_offset: offset (+ clone × increment); when either is a percentage the
-        // sum is aligned up to the minimum block size.
-        let pct_of_dev = |p: u64| (file_bytes as u128 * p as u128 / 100_000) as u64;
-        let mut align = false;
-        let increment = match spec.offset_increment_pct {
-            Some(p) => {
-                align = true;
-                pct_of_dev(p)
+        // get_start_offset: offset (+ clone × increment) for a file of `file_size`; when
+        // either is a percentage the sum is aligned up to the minimum block size.
+        let start_of = |file_size: u64| -> Result<u64, ParseError> {
+            let pct = |p: u64| (file_size as u128 * p as u128 / 100_000) as u64;
+            let mut align = false;
+            let increment = match spec.offset_increment_pct {
+                Some(p) => {
+                    align = true;
+                    pct(p)
+                }
+                None => spec.offset_increment,
+            };
+            let base = match spec.offset {
+                SizeOrPct::Bytes(b) => b,
+                SizeOrPct::PctMilli(p) => {
+                    align = true;
+                    pct(p)
+                }
+            };
+            let mut start = base
+                .checked_add(increment.saturating_mul(clone_index as u64))
+                .ok_or_else(|| {
+                    spec.error_at(&["offset_increment", "offset"], "offset overflows")
+                })?;
+            if align {
+                // `offset_align` when given, else the minimum block size. fio 3.33 divides
+                // by a given 0 and dies of SIGFPE; blksim says so.
+                let a = spec.offset_align.unwrap_or(min_bs);
+                if a == 0 {
+                    return Err(spec.error_at(
+                        &["offset_align"],
+                        "offset_align=0 with a percentage offset or offset_increment: fio 3.33 divides by it and crashes (SIGFPE); leave it unset to align to the minimum block size",
+                    ));
+                }
+                start = start.div_ceil(a).saturating_mul(a);
             }
-            None => spec.offset_increment,
+            Ok(start)
         };
-        let base = match spec.offset {
-            SizeOrPct::Bytes(b) => b,
-            SizeOrPct::PctMilli(p) => {
-                align = true;
-                pct_of_dev(p)
-            }
-        };
-        let mut start = base
-            .checked_add(increment.saturating_mul(clone_index as u64))
-            .ok_or_else(|| spec.error_at(&["offset_increment", "offset"], "offset overflows"))?;
-        if align {
-            // `offset_align` when given, else the minimum block size. fio 3.33 divides by
-            // a given 0 and dies of SIGFPE; blksim says so.
-            let a = spec.offset_align.unwrap_or(min_bs);
-            if a == 0 {
-                return Err(spec.error_at(
-                    &["offset_align"],
-                    "offset_align=0 with a percentage offset or offset_increment: fio 3.33 divides by it and crashes (SIGFPE); leave it unset to align to the minimum block size",
-                ));
-            }
-            start = start.div_ceil(a).saturating_mul(a);
-        }
+        let start = start_of(file_bytes)?;
         // A null engine's file ends where its I/O does (below), wherever it starts.
         if !null && start >= device_bytes {
             return Err(spec.error_at(
@@ -279,8 +289,17 @@ impl Region {
         } else {
             device_bytes
         };
+        // Later calls of `get_start_offset` (a new pass, a zone that wraps, `io_u_fits`) see
+        // the file as `setup_files` left it: a percentage of the null engine's grown file is
+        // another start.
+        let run_start = if real_file_size == file_bytes {
+            start
+        } else {
+            start_of(real_file_size)?
+        };
         Ok(Region {
             start,
+            run_start,
             len,
             bytes,
             device_bytes: real_file_size,
@@ -952,7 +971,7 @@ impl IoGen {
         self.rwmix_issues = 0;
         // `clear_io_state`: the file starts at its start offset again, and
         // `reset_io_counters` zeroes the zone's bytes.
-        self.file_offset = self.region.start;
+        self.file_offset = self.region.run_start;
         self.zone_bytes = 0;
         if self.randrepeat {
             self.rngs = self.rngs_initial.clone();
@@ -1119,7 +1138,7 @@ impl IoGen {
             self.zone_bytes = 0;
             self.file_offset = self.file_offset.wrapping_add(z.range.wrapping_add(z.skip));
             if self.file_offset >= self.region.device_bytes {
-                self.file_offset = self.region.start;
+                self.file_offset = self.region.run_start;
             }
             self.last_pos[d] = self.file_offset;
         }
@@ -1187,7 +1206,7 @@ impl IoGen {
         let start = self.file_offset;
         let io_size = self.region.len;
         let real = self.region.device_bytes;
-        if self.last_pos[d] >= io_size + self.region.start && self.time_based {
+        if self.last_pos[d] >= io_size + self.region.run_start && self.time_based {
             self.last_pos[d] = start;
         }
         if self.last_pos[d] < real {
@@ -1376,7 +1395,7 @@ impl IoGen {
 
     /// `io_u_fits`: the I/O ends inside the region.
     fn io_u_fits(&self, offset: u64, len: u64) -> bool {
-        offset + len <= self.region.len + self.region.start
+        offset + len <= self.region.len + self.region.run_start
     }
 
     /// `get_next_buflen`: fixed bs, bsrange or bssplit.

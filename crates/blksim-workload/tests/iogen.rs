@@ -20,6 +20,7 @@ fn spec(rw: RwPattern) -> JobSpec {
 fn region(start: u64, len: u64, dev: u64) -> Region {
     Region {
         start,
+        run_start: start,
         len,
         bytes: len,
         device_bytes: dev,
