@@ -91,6 +91,17 @@ fn same(sim: &[String], real: &[String], what: &str) {
     }
 }
 
+/// The iolog `log` of both tools in `d`: fio's has `n` I/Os when given, and blksim's is the
+/// same list. Returns fio's count.
+fn compare(d: &Path, log: &str, n: Option<usize>) -> usize {
+    let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
+    if let Some(n) = n {
+        assert_eq!(real.len(), n, "{log}");
+    }
+    same(&sim, &real, log);
+    real.len()
+}
+
 const GLOBAL: &str = "[global]\nioengine=null\nsize=16m\nfilename=/dev/null\nnumber_ios=2000\n";
 
 #[test]
@@ -349,12 +360,7 @@ fn lfsr_gives_fios_block_order() {
         ("mixed.log", None),
         ("zoned.log", None),
     ] {
-        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
-        if let Some(n) = n {
-            assert_eq!(real.len(), n, "{log}");
-        }
-        assert!(real.len() >= 10, "{log}: {} I/Os", real.len());
-        same(&sim, &real, log);
+        assert!(compare(&d, log, n) >= 10, "{log}");
     }
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -371,9 +377,7 @@ fn a_zone_range_past_the_region_ends_the_pass_on_a_block_past_it() {
                zonemode=strided\nzonesize=64k\nzonerange=3m\nwrite_iolog=zq.log\n";
     run_both(&d, job, &[]);
     for log in ["zp.log", "zq.log"] {
-        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
-        assert!(!real.is_empty(), "{log}");
-        same(&sim, &real, log);
+        assert!(compare(&d, log, None) > 0, "{log}");
     }
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -390,9 +394,7 @@ fn an_lfsr_that_cannot_start_fails_its_job_only() {
                [c]\nfilename=c.dat\nwrite_iolog=c.log\n";
     run_both(&d, job, &[]);
     for (log, n) in [("a.log", 4), ("b.log", 4), ("c.log", 0)] {
-        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
-        assert_eq!(real.len(), n, "{log}");
-        same(&sim, &real, log);
+        compare(&d, log, Some(n));
     }
     let o = Command::new(env!("CARGO_BIN_EXE_blksim"))
         .args([
@@ -414,8 +416,7 @@ fn an_lfsr_that_cannot_start_fails_its_job_only() {
                random_generator=lfsr\nsize=2g\nzonemode=strided\nzonesize=1g\n\
                zonerange=4611686018427387904\nwrite_iolog=w.log\n";
     run_both(&d, job, &[]);
-    let (real, sim) = (ios(&d.join("fio/w.log")), ios(&d.join("sim/w.log")));
-    same(&sim, &real, "w.log");
+    compare(&d, "w.log", None);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -440,11 +441,7 @@ fn the_null_engine_sizes_files_from_size() {
         ("fs.log", Some(256)),
         ("seq.log", None),
     ] {
-        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
-        if let Some(n) = n {
-            assert_eq!(real.len(), n, "{log}");
-        }
-        same(&sim, &real, log);
+        compare(&d, log, n);
     }
     // Later `get_start_offset`s see the grown file: `io_u_fits` measures from 10 % of 2 MiB
     // while the I/O started at 10 % of 512 KiB, so a size drawn for the file's last block
@@ -457,9 +454,7 @@ fn the_null_engine_sizes_files_from_size() {
                loops=2\nwrite_iolog=l.log\n";
     run_both(&d, job, &[]);
     for (log, n) in [("j.log", 28), ("l.log", 256)] {
-        let (real, sim) = (ios(&d.join("fio").join(log)), ios(&d.join("sim").join(log)));
-        assert_eq!(real.len(), n, "{log}");
-        same(&sim, &real, log);
+        compare(&d, log, Some(n));
     }
     let _ = std::fs::remove_dir_all(&d);
 }
