@@ -148,7 +148,8 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: Vec::with_capacity(1024),
-            seq: 0,
+            // Sequence 0 is never given out: [`Self::FIRST_AT_ITS_TIME`].
+            seq: 1,
             now: 0,
             last: 0,
             timers: Timers {
@@ -211,6 +212,10 @@ impl<E: Copy> EventQueue<E> {
 
     /// Set timer `slot` to pop `ev` at `(at, seq)` (a [`Self::reserve_seq`] value), moving it
     /// if it was set. The key must not be before the last one popped.
+    /// A sequence number below every one [`Self::reserve_seq`] and [`Self::push`] give: a
+    /// timer set with it pops before every other event of its instant.
+    pub const FIRST_AT_ITS_TIME: u64 = 0;
+
     pub fn set_timer(&mut self, slot: u32, at: Ns, seq: u64, ev: E) {
         let k = key(at, seq);
         assert!(k > self.last || self.last == 0, "timer set in the past");

@@ -113,12 +113,17 @@ fn write_str(out: &mut dyn Write, s: &str) -> io::Result<()> {
 
 /// C's `%f`.
 pub fn fmt_f(f: f64) -> String {
+    fmt_c(f, 6)
+}
+
+/// C's `%.<prec>f`: `-nan`, `nan`, `-inf` and `inf` as glibc prints them.
+pub fn fmt_c(f: f64, prec: usize) -> String {
     if f.is_nan() {
         if f.is_sign_negative() { "-nan" } else { "nan" }.to_string()
     } else if f.is_infinite() {
         if f < 0.0 { "-inf" } else { "inf" }.to_string()
     } else {
-        format!("{f:.6}")
+        format!("{f:.prec$}")
     }
 }
 

@@ -504,14 +504,14 @@ pub fn write_job_status(
         let u = unit_n2s(jr.unit_base);
         writeln!(
             out,
-            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={}{}",
             if ss.attained { "yes" } else { "no" },
             num2str(ss.bw_mean() / kb, sf, kb, i2p, u),
             num2str(ss.bw_mean() / kb, sf, kb, !i2p, u),
             num2str(ss.iops_mean(), sf, 1, false, N2sUnit::None),
             if ss.iops { "iops" } else { "bw" },
             if ss.slope { " slope" } else { " mean dev" },
-            ss.criterion,
+            crate::json::fmt_c(ss.criterion, 3),
             if ss.pct { "%" } else { "" }
         )?;
     }

@@ -417,6 +417,8 @@ impl Sim {
             };
             tasks.push(Task {
                 setup_failure: gen.setup_failure(),
+                terminated: false,
+                sleep: (0, 0),
                 ss: steadystate::SsData::new(&spec.steadystate),
                 ss_ios: 0,
                 ss_bytes: 0,
@@ -613,7 +615,7 @@ impl Sim {
         }
         let driver_seed = RngStreams::new(seed).stream("driver").next_u64();
         sim.driver.init(driver_seed, &mut sim.out.drv);
-        sim.steadystate_setup(&sim.group_reporting.clone());
+        sim.steadystate_setup();
         for t in 0..sim.tasks.len() {
             if sim.tasks[t].wait_for.is_empty() {
                 let d = sim.tasks[t].start_delay;
@@ -918,6 +920,10 @@ impl Sim {
                 let task = &mut self.tasks[t as usize];
                 if task.state == TaskState::Running && task.wait == Wait::Sleeping {
                     task.wait = Wait::None;
+                    // Terminated while asleep: `usec_sleep` returns and the loop stops.
+                    if task.terminated {
+                        task.deadline_hit = true;
+                    }
                     // It slept (thinktime, rate): no spinning meanwhile.
                     task.spin_from = now;
                     let clk = if task.path.sqpoll {

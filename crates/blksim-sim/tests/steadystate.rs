@@ -230,3 +230,107 @@ fn a_window_under_a_second_is_no_check() {
     assert!(two(&["--ss=bw:1%"]).is_ok());
     assert!(two(&["--ss=bw:1%", "--ss_dur=2"]).is_err());
 }
+
+/// A window with no I/O gives 0/0, which fio 3.33 (built with `-ffast-math`) takes as under
+/// any limit: attained. The job is asleep in a 5 s thinktime then, and notices at the end of
+/// its sleep's slice (`usec_sleep`: about 2 s, 2 s and 1 s), as fio 3.33 does (4000 ms).
+#[test]
+fn an_empty_window_attains_and_a_sleeper_notices_at_its_slice() {
+    let out = run_ss(&[
+        "--ss=iops:5%",
+        "--ss_dur=2",
+        "--thinktime=5s",
+        "--runtime=6",
+    ]);
+    let ss = out.tasks[0].steadystate.as_ref().unwrap();
+    assert!(ss.attained, "{ss:?}");
+    assert!(ss.criterion.is_nan());
+    assert_eq!(ss.iops_data, [0, 0]);
+    assert_eq!(out.tasks[0].stats.dir[0].total_ios, 1);
+    // The I/O ends at 1 ms and the sleep starts there: slices end at 2.001 s and 4.001 s.
+    let ran = ran_ns(&out, 0);
+    assert_eq!(ran, 4001 * MS, "ran {ran} ns");
+}
+
+/// A check on the instant the runtime ends comes first (fio's come just before each second):
+/// a 2-sample window at runtime=2 is judged, and attained.
+#[test]
+fn a_check_at_the_runtimes_end_comes_first() {
+    let out = run_ss(&["--ss=iops:5%", "--ss_dur=2", "--runtime=2"]);
+    let ss = out.tasks[0].steadystate.as_ref().unwrap();
+    assert!(ss.attained, "{ss:?}");
+    assert!(
+        ss.iops_data.iter().all(|&x| (999..=1000).contains(&x)),
+        "{:?}",
+        ss.iops_data
+    );
+}
+
+/// A group that settles ends its members that have not started yet: they start to fio's
+/// `terminate` and issue nothing.
+#[test]
+fn a_settled_group_ends_its_members_still_waiting() {
+    let out = run(
+        &[
+            "--name=late",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--time_based",
+            "--runtime=8",
+            "--ss=iops:5%",
+            "--ss_dur=2",
+            "--group_reporting",
+            "--startdelay=4",
+            "--name=early",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--time_based",
+            "--runtime=8",
+            "--ss=iops:5%",
+            "--ss_dur=2",
+            "--group_reporting",
+        ],
+        SETS,
+    );
+    assert_eq!(out.tasks[0].stats.dir[0].total_ios, 0, "the late job ran");
+    assert!(
+        ran_ns(&out, 1) < 2 * S + 2 * MS,
+        "the early job ran {} ns",
+        ran_ns(&out, 1)
+    );
+}
+
+/// The check's timer stops once no job needs it, so it does not move the run's end: here a
+/// ramp's end (which restarts fio's helper timers) comes after the only steady-state job
+/// ended, and the run still ends with the last job's I/O at 2.5 s.
+#[test]
+fn the_check_does_not_outlive_its_jobs() {
+    let out = run(
+        &[
+            "--name=a",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--time_based",
+            "--runtime=1",
+            "--ss=iops:1%",
+            "--ss_dur=5",
+            "--name=b",
+            "--new_group",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--time_based",
+            "--ramp_time=2",
+            "--runtime=500ms",
+        ],
+        SETS,
+    );
+    assert!(
+        out.end_ns <= 2500 * MS + 2 * MS,
+        "run ended at {} ns",
+        out.end_ns
+    );
+}

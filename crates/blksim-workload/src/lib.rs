@@ -275,12 +275,15 @@ impl Region {
         }
         // setup_files: a null engine's regular file grows to where its I/O ends
         // (`real_file_size = io_size + file_offset`), so fio wraps (or stops) there; a device
-        // path (`/dev/null`) keeps the size `get_file_sizes` gave it.
+        // (`/dev/null`) keeps the size `get_file_sizes` gave it. fio tells them apart with
+        // stat(2); a run must not depend on the machine it runs on, so a path under /dev
+        // (not the tmpfs of /dev/shm) is taken for a device. With several names, the first.
         let real_file_size = if null {
             let device_path = spec
                 .filename
                 .as_deref()
-                .is_some_and(|f| f.starts_with("/dev/"));
+                .and_then(|f| f.split(':').next())
+                .is_some_and(|f| f.starts_with("/dev/") && !f.starts_with("/dev/shm/"));
             if device_path {
                 file_bytes
             } else {

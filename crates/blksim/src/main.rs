@@ -358,7 +358,7 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
             "--parse-only" => cli.parse_only = true,
             // fio's `-p`/`--profile` runs one of its builtin tests (tiobench, act); a job's
             // `profile=` is stored and never read, so only the command line's is refused.
-            "--profile" => {
+            "--profile" | "-p" => {
                 return Err(format!(
                     "--profile: fio's builtin profiles ({}) are not supported by blksim; write the profile's jobs as a job file",
                     val.map_or_else(|| "tiobench, act".to_string(), |v| format!("'{v}'"))

@@ -18,6 +18,10 @@ impl Sim {
         if let Some(ss) = task.ss.as_mut() {
             ss.set_epoch(now);
         }
+        // Ended by its group's steady state before it started: `keep_running` is false.
+        if task.terminated {
+            task.deadline_hit = true;
+        }
         task.last_issue = now;
         if let Some(l) = task.iolog.as_mut() {
             l.start(now);
@@ -49,8 +53,9 @@ impl Sim {
         if !self.tasks[t].pending.is_empty() {
             self.commit(t, now);
         }
-        let task = &self.tasks[t];
+        let task = &mut self.tasks[t];
         let wake = due.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
+        task.sleep = (now, wake.max(now));
         self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
     }
 
@@ -91,7 +96,7 @@ impl Sim {
                 // `reset_all_stats` → `helper_reset`: the helper thread's timers restart
                 // (only for a job with a ramp: `ramp_time_over` resets nothing otherwise).
                 let had_ramp = task.stats.start_ns > task.start_ns;
-                if had_ramp && self.tasks.iter().any(|t| t.ss.is_some()) {
+                if had_ramp && self.ss_live() {
                     self.ss_tick_reset(now);
                 }
             }
@@ -121,6 +126,7 @@ impl Sim {
                 task.think_pending = false;
                 task.wait = Wait::Sleeping;
                 let at = now.saturating_add(task.thinktime_ns);
+                task.sleep = (now, at);
                 self.evq.push(at, Ev::TaskWake(t as u32));
                 return;
             }

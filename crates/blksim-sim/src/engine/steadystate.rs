@@ -7,8 +7,11 @@
 //! are judged, by its last job, and the whole group ends.
 //!
 //! The arithmetic is fio 3.33's, unsigned wrap-arounds included: the same samples give the
-//! same decision and the same report. The samples are exact here, where fio's helper thread
-//! wakes a few milliseconds late: each one covers 1000 ms of simulated time.
+//! same decision and the same report. The samples are exact here: each covers 1000 ms of
+//! simulated time. fio's helper thread starts before the jobs, so its checks fall a little
+//! before each whole second of a job's time (about 0.1 s, measured with fio 3.33); here a
+//! check comes first among the events of its instant (a completion or a runtime's end at
+//! the same nanosecond comes after it).
 
 use super::*;
 use blksim_job::SteadyState;
@@ -40,12 +43,46 @@ pub(crate) struct SsData {
     sum_x_sq: u64,
     sum_xy: u64,
     oldest_y: u64,
+    /// The last `dur` samples' smallest and largest values, as `(sample number, value)` in
+    /// monotone queues (the mean-deviation criterion).
+    mins: std::collections::VecDeque<(u64, u64)>,
+    maxs: std::collections::VecDeque<(u64, u64)>,
+    samples: u64,
     /// fio's `td->epoch`: the job's start, then the end of its ramp (`reset_all_stats`).
     epoch: Ns,
     /// When the last sample was taken: the epoch, then each check.
     prev_time: Ns,
     prev_iops: u64,
     prev_bytes: u64,
+}
+
+/// When a job asleep over `[from, until)` sees a `terminate` set at `now`: fio's `usec_sleep`
+/// sleeps in slices, rechecking `td->terminate` after each. Of `left` µs it asks
+/// `nanosleep` for `ts = left - ns_granularity` (a clock granularity, taken here as just
+/// above 0): `tv_sec = ts / 10^6` capped at 1, plus the part of `ts` under a second, so a
+/// 5 s thinktime sleeps about 2 s, 2 s and 1 s. None when the sleep's own end comes first.
+fn usec_sleep_notice(from: Ns, until: Ns, now: Ns) -> Option<Ns> {
+    const US: Ns = 1_000;
+    const SEC_US: Ns = 1_000_000;
+    let mut at = from;
+    let mut left = until.saturating_sub(from) / US;
+    while left > 0 {
+        let ts = left - 1;
+        let slice = (ts / SEC_US).min(1) * SEC_US + ts % SEC_US + 1;
+        at += slice * US;
+        left -= slice;
+        if at >= now && left > 0 {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// `criterion < limit` as fio 3.33 computes it: it is built with `-ffast-math`, and the
+/// compare (`comisd`, then `jb`) takes an unordered result as below, so a criterion that is
+/// not a number (an empty window's 0/0) counts as attained.
+fn attained(criterion: f64, limit: f64) -> bool {
+    criterion < limit || criterion.is_nan() || limit.is_nan()
 }
 
 impl SsData {
@@ -79,6 +116,9 @@ impl SsData {
                 / 6,
             sum_xy: 0,
             oldest_y: 0,
+            mins: Default::default(),
+            maxs: Default::default(),
+            samples: 0,
             epoch: 0,
             prev_time: 0,
             prev_iops: 0,
@@ -157,7 +197,7 @@ impl SsData {
             } else {
                 self.slope
             };
-            if self.criterion.abs() < self.opts.limit {
+            if attained(self.criterion.abs(), self.opts.limit) {
                 return true;
             }
         }
@@ -165,11 +205,37 @@ impl SsData {
         false
     }
 
+    /// Keep the window's extremes as a sample `v` comes in and the oldest leaves.
+    fn slide_extremes(&mut self, v: u64) {
+        let n = self.samples;
+        self.samples += 1;
+        while self.mins.back().is_some_and(|&(_, x)| x >= v) {
+            self.mins.pop_back();
+        }
+        self.mins.push_back((n, v));
+        while self.maxs.back().is_some_and(|&(_, x)| x <= v) {
+            self.maxs.pop_back();
+        }
+        self.maxs.push_back((n, v));
+        for q in [&mut self.mins, &mut self.maxs] {
+            while q.front().is_some_and(|&(i, _)| i + self.dur <= n) {
+                q.pop_front();
+            }
+        }
+    }
+
+    /// The window's smallest and largest sample.
+    fn extremes(&self) -> (u64, u64) {
+        let first = |q: &std::collections::VecDeque<(u64, u64)>| q.front().map_or(0, |&(_, x)| x);
+        (first(&self.mins), first(&self.maxs))
+    }
+
     /// `steadystate_deviation`.
     fn deviation_check(&mut self, iops: u64, bw: u64) -> bool {
         let tail = self.tail as usize;
         self.bw_data[tail] = bw;
         self.iops_data[tail] = iops;
+        self.slide_extremes(if self.opts.iops { iops } else { bw });
         if self.window_full() {
             if !self.buffer_full {
                 self.sum_y =
@@ -183,15 +249,17 @@ impl SsData {
             }
             self.oldest_y = self.value(self.head as usize);
             let mean = self.sum_y as f64 / self.dur as f64;
-            self.deviation = (0..self.dur as usize)
-                .map(|i| (self.value(i) as f64 - mean).abs())
-                .fold(0.0, f64::max);
+            // The largest |v - mean| is at the window's smallest or largest value (the
+            // rounding of a difference is monotone), so the window's extremes, kept as it
+            // slides, give fio's scan of every sample in O(1).
+            let (lo, hi) = self.extremes();
+            self.deviation = (lo as f64 - mean).abs().max((hi as f64 - mean).abs());
             self.criterion = if self.opts.pct {
                 100.0 * self.deviation / mean
             } else {
                 self.deviation
             };
-            if self.criterion < self.opts.limit {
+            if attained(self.criterion, self.opts.limit) {
                 return true;
             }
         }
@@ -237,7 +305,8 @@ impl Sim {
     /// Set up fio's steady-state check when a job asks for it (`steadystate_setup`): the
     /// window goes to each job, or with `group_reporting` to each group's last job; the
     /// helper thread's first check is one period after the run starts.
-    pub(crate) fn steadystate_setup(&mut self, group_reporting: &[bool]) {
+    pub(crate) fn steadystate_setup(&mut self) {
+        let group_reporting = std::mem::take(&mut self.group_reporting);
         let mut prev: Option<(u32, usize)> = None;
         let mut any = false;
         for t in 0..self.tasks.len() {
@@ -268,6 +337,7 @@ impl Sim {
                 }
             }
         }
+        self.group_reporting = group_reporting;
         if any {
             self.ss_tick_reset(0);
         }
@@ -277,9 +347,20 @@ impl Sim {
     /// is one period after `now`.
     pub(crate) fn ss_tick_reset(&mut self, now: Ns) {
         let slot = self.ss_timer_slot();
-        let seq = self.evq.reserve_seq();
-        self.evq
-            .set_timer(slot, now + STEADYSTATE_NS, seq, Ev::SteadyStateCheck);
+        // First among the events of its instant (see the module doc).
+        self.evq.set_timer(
+            slot,
+            now + STEADYSTATE_NS,
+            EventQueue::<Ev>::FIRST_AT_ITS_TIME,
+            Ev::SteadyStateCheck,
+        );
+    }
+
+    /// A job still needs the check: it has one, has not attained, and has not ended.
+    pub(crate) fn ss_live(&self) -> bool {
+        self.tasks
+            .iter()
+            .any(|t| t.ss.as_ref().is_some_and(|s| !s.attained) && t.state != TaskState::Done)
     }
 
     /// The event queue's timer slot for the check: the one after the hardware queues'.
@@ -290,11 +371,7 @@ impl Sim {
     /// The check is no longer needed once every job that asked for it has ended: it must
     /// not keep the run's clock going after the last I/O.
     pub(crate) fn ss_tick_stop_if_done(&mut self) {
-        let live = self
-            .tasks
-            .iter()
-            .any(|t| t.ss.is_some() && t.state != TaskState::Done);
-        if !live {
+        if !self.ss_live() {
             let slot = self.ss_timer_slot();
             self.evq.cancel_timer(slot);
         }
@@ -379,17 +456,25 @@ impl Sim {
             }
         }
         for t in terminate {
-            if let Some(ss) = self.tasks[t].ss.as_mut() {
+            let task = &mut self.tasks[t];
+            if let Some(ss) = task.ss.as_mut() {
                 ss.attained = true;
             }
-            // `fio_mark_td_terminate`: the job stops issuing and ends as at its runtime.
-            self.evq.push(now, Ev::TaskDeadline(t as u32));
+            // `fio_mark_td_terminate`: the job stops issuing and ends as at its runtime; one
+            // that has not started yet (a `startdelay`) starts to `keep_running` false and
+            // does nothing.
+            task.terminated = true;
+            if task.wait == Wait::Sleeping {
+                // It notices at the end of its sleep's current slice, or when it wakes.
+                let (from, until) = task.sleep;
+                if let Some(at) = usec_sleep_notice(from, until, now) {
+                    self.evq.push(at, Ev::TaskDeadline(t as u32));
+                }
+            } else {
+                self.evq.push(now, Ev::TaskDeadline(t as u32));
+            }
         }
-        let live = self
-            .tasks
-            .iter()
-            .any(|t| t.ss.as_ref().is_some_and(|s| !s.attained) && t.state != TaskState::Done);
-        if live {
+        if self.ss_live() {
             self.ss_tick_reset(now);
         }
     }

@@ -94,6 +94,11 @@ pub(crate) const SQ_THREAD_IDLE_NS: Ns = 1_000_000_000;
 pub(crate) struct Task {
     /// fio's message for a job it could not set up (it runs without I/O).
     pub(crate) setup_failure: Option<&'static str>,
+    /// fio's `td->terminate`, set by the steady-state check: a job not started yet starts
+    /// and ends at once, a sleeping one notices at its sleep's next slice.
+    pub(crate) terminated: bool,
+    /// The task's current or last sleep (thinktime, a rate wait): from, until.
+    pub(crate) sleep: (Ns, Ns),
     /// fio's steady-state data (`td->ss`), with `steadystate_duration`.
     pub(crate) ss: Option<Box<super::steadystate::SsData>>,
     /// fio's `io_blocks` and `io_bytes` summed over the directions: read, write and trim
