@@ -10,17 +10,24 @@ use common::*;
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
-/// One psync job at exactly 1000 IOPS of 4 KiB reads, time-based, with `extra` options.
-fn steady<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut a = vec![
-        "--name=ss",
+/// A psync job `name` at exactly 1000 IOPS of 4 KiB reads, time-based (10 s unless `extra`
+/// says otherwise), with `extra` options, appended to `args`.
+fn job<'a>(args: &mut Vec<&'a str>, name: &'a str, extra: &[&'a str]) {
+    args.extend_from_slice(&[
+        name,
         "--rw=randread",
         "--bs=4k",
         "--ioengine=psync",
         "--time_based",
         "--runtime=10",
-    ];
-    a.extend_from_slice(extra);
+    ]);
+    args.extend_from_slice(extra);
+}
+
+/// One such job.
+fn steady<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = Vec::new();
+    job(&mut a, "--name=ss", extra);
     a
 }
 
@@ -113,18 +120,12 @@ fn a_ramp_time_restarts_the_checks_at_its_end() {
 #[test]
 fn a_group_is_judged_on_its_sum_and_ends_together() {
     let out = run(
-        &[
-            "--name=a",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=psync",
-            "--time_based",
-            "--runtime=10",
+        &steady(&[
             "--ss=bw:1%",
             "--ss_dur=2",
             "--group_reporting",
             "--numjobs=2",
-        ],
+        ]),
         SETS,
     );
     for t in 0..2 {
@@ -270,30 +271,20 @@ fn a_check_at_the_runtimes_end_comes_first() {
 /// `terminate` and issue nothing.
 #[test]
 fn a_settled_group_ends_its_members_still_waiting() {
-    let out = run(
-        &[
-            "--name=late",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=psync",
-            "--time_based",
-            "--runtime=8",
-            "--ss=iops:5%",
-            "--ss_dur=2",
-            "--group_reporting",
-            "--startdelay=4",
-            "--name=early",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=psync",
-            "--time_based",
-            "--runtime=8",
-            "--ss=iops:5%",
-            "--ss_dur=2",
-            "--group_reporting",
-        ],
-        SETS,
+    let ss = [
+        "--runtime=8",
+        "--ss=iops:5%",
+        "--ss_dur=2",
+        "--group_reporting",
+    ];
+    let mut args = Vec::new();
+    job(
+        &mut args,
+        "--name=late",
+        &[&ss[..], &["--startdelay=4"]].concat(),
     );
+    job(&mut args, "--name=early", &ss);
+    let out = run(&args, SETS);
     assert_eq!(out.tasks[0].stats.dir[0].total_ios, 0, "the late job ran");
     assert!(
         ran_ns(&out, 1) < 2 * S + 2 * MS,
@@ -307,27 +298,18 @@ fn a_settled_group_ends_its_members_still_waiting() {
 /// ended, and the run still ends with the last job's I/O at 2.5 s.
 #[test]
 fn the_check_does_not_outlive_its_jobs() {
-    let out = run(
-        &[
-            "--name=a",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=psync",
-            "--time_based",
-            "--runtime=1",
-            "--ss=iops:1%",
-            "--ss_dur=5",
-            "--name=b",
-            "--new_group",
-            "--rw=randread",
-            "--bs=4k",
-            "--ioengine=psync",
-            "--time_based",
-            "--ramp_time=2",
-            "--runtime=500ms",
-        ],
-        SETS,
+    let mut args = Vec::new();
+    job(
+        &mut args,
+        "--name=a",
+        &["--runtime=1", "--ss=iops:1%", "--ss_dur=5"],
     );
+    job(
+        &mut args,
+        "--name=b",
+        &["--new_group", "--ramp_time=2", "--runtime=500ms"],
+    );
+    let out = run(&args, SETS);
     assert!(
         out.end_ns <= 2500 * MS + 2 * MS,
         "run ended at {} ns",
