@@ -64,18 +64,23 @@ pub(crate) struct SsData {
 fn usec_sleep_notice(from: Ns, until: Ns, now: Ns) -> Option<Ns> {
     const US: Ns = 1_000;
     const SEC_US: Ns = 1_000_000;
-    let mut at = from;
-    let mut left = until.saturating_sub(from) / US;
-    while left > 0 {
-        let ts = left - 1;
-        let slice = (ts / SEC_US).min(1) * SEC_US + ts % SEC_US + 1;
-        at += slice * US;
-        left -= slice;
-        if at >= now && left > 0 {
-            return Some(at);
-        }
+    let left = until.saturating_sub(from) / US;
+    if left == 0 {
+        return None;
     }
-    None
+    // The first slice takes what is over whole seconds, so every later one (but a last
+    // single second) is 2 s; the slice ends follow in closed form, a long sleep costs no
+    // loop.
+    let ts = left - 1;
+    let first = (ts / SEC_US).min(1) * SEC_US + ts % SEC_US + 1;
+    let t1 = from + first * US;
+    let at = if t1 >= now {
+        t1
+    } else {
+        let two = 2 * SEC_US * US;
+        t1 + (now - t1).div_ceil(two) * two
+    };
+    (at < from + left * US).then_some(at)
 }
 
 /// `criterion < limit` as fio 3.33 computes it: it is built with `-ffast-math`, and the
@@ -476,6 +481,53 @@ impl Sim {
         }
         if self.ss_live() {
             self.ss_tick_reset(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's `usec_sleep` loop, slice by slice (`ns_granularity` just above 0).
+    fn by_slices(from: Ns, until: Ns, now: Ns) -> Option<Ns> {
+        let mut at = from;
+        let mut left = until.saturating_sub(from) / 1_000;
+        while left > 0 {
+            let ts = left - 1;
+            let slice = (ts / 1_000_000).min(1) * 1_000_000 + ts % 1_000_000 + 1;
+            at += slice * 1_000;
+            left -= slice;
+            if at >= now && left > 0 {
+                return Some(at);
+            }
+        }
+        None
+    }
+
+    /// The closed form gives the loop's slice ends: 5 s sleeps 2, 2 and 1 s; 2.5 s sleeps
+    /// 1.5 and 1 s; under a second is one slice.
+    #[test]
+    fn sleep_slices_follow_usec_sleep() {
+        assert_eq!(
+            usec_sleep_notice(0, 5_000_000_000, 3_000_000_000),
+            Some(4_000_000_000)
+        );
+        assert_eq!(
+            usec_sleep_notice(0, 2_500_000_000, 100),
+            Some(1_500_000_000)
+        );
+        assert_eq!(usec_sleep_notice(0, 900_000_000, 100), None);
+        let mut r = blksim_core::Rng::from_seed(7);
+        for _ in 0..20_000 {
+            let from = r.below(1 << 40);
+            let until = from + r.below(20_000_000_000);
+            let now = from + r.below(until - from + 1);
+            assert_eq!(
+                usec_sleep_notice(from, until, now),
+                by_slices(from, until, now),
+                "{from} {until} {now}"
+            );
         }
     }
 }
