@@ -553,19 +553,18 @@ impl Sim {
             ..Default::default()
         };
         // `td_steadystate_init`: "steadystate options must be consistent within reporting
-        // groups", checked against every job with the same group id.
-        for (a, (sa, _, ga, _)) in clones.iter().enumerate() {
-            for (sb, _, gb, _) in &clones[..a] {
-                if ga == gb
-                    && specs[*sa].steadystate.effective() != specs[*sb].steadystate.effective()
-                {
-                    return Err(specs[*sa]
-                        .error_at(
-                            &["steadystate", "steadystate_duration", "steadystate_ramp_time"],
-                            "job rejected: steadystate options must be consistent within reporting groups",
-                        )
-                        .into());
-                }
+        // groups", checked against every job with the same group id (the first one stands
+        // for them all).
+        let mut first_in_group = std::collections::BTreeMap::new();
+        for (s, _, g, _) in clones {
+            let ss = specs[*s].steadystate.effective();
+            if *first_in_group.entry(*g).or_insert(ss) != ss {
+                return Err(specs[*s]
+                    .error_at(
+                        &["steadystate", "steadystate_duration", "steadystate_ramp_time"],
+                        "job rejected: steadystate options must be consistent within reporting groups",
+                    )
+                    .into());
             }
         }
         let group_reporting = clones
