@@ -405,6 +405,23 @@ pub fn generate(seed: u64, index: u64, cfg: &GenConfig) -> Case {
         }
         case.sections.push(sec);
     }
+    // fio wants the steady-state options equal within a reporting group: with any drawn,
+    // each job gets a group of its own (its clones share its options), so such cases run
+    // instead of being refused.
+    const STEADY: [&str; 3] = [
+        "steadystate",
+        "steadystate_duration",
+        "steadystate_ramp_time",
+    ];
+    if case
+        .sections
+        .iter()
+        .any(|s| STEADY.iter().any(|k| s.has(k)))
+    {
+        for sec in case.sections.iter_mut().filter(|s| s.name != "global") {
+            sec.set("new_group", None);
+        }
+    }
     bound(&mut case, cfg);
     case
 }
