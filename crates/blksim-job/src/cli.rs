@@ -83,6 +83,15 @@ pub fn split_cli_options(args: &[String]) -> (Vec<CliOption>, Vec<(usize, String
     (fio, other)
 }
 
+/// The error of an `--ioengine` blksim does not run, when `opts` name one: an unknown option
+/// beside it is that engine's own (fio loads an engine's options with the engine), so the
+/// engine is what to report.
+pub fn unsupported_engine_error(opts: &[CliOption]) -> Option<ParseError> {
+    let kw = Keywords::default();
+    let raw: Vec<RawOpt> = opts.iter().map(|o| raw(o, &kw)).collect();
+    crate::jobfile::unsupported_engine(&crate::spec::JobSpec::default(), &raw)
+}
+
 /// Parse a command line made only of fio options (`args[0]` is an option, not a program
 /// name). Anything that isn't a known fio option is an error.
 pub fn parse_cli(args: &[String]) -> Result<JobSet, ParseError> {

@@ -106,7 +106,7 @@ pub(crate) fn apply_opts(
 }
 
 /// The error of the section's `ioengine`, if it names an engine blksim does not run.
-fn unsupported_engine(spec: &JobSpec, opts: &[RawOpt]) -> Option<ParseError> {
+pub(crate) fn unsupported_engine(spec: &JobSpec, opts: &[RawOpt]) -> Option<ParseError> {
     let d = find_option("ioengine")?;
     opts.iter().rev().find(|o| d.matches(&o.key)).and_then(|o| {
         apply_option(&mut spec.clone(), d, o.value.as_deref())

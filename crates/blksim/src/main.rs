@@ -411,6 +411,9 @@ fn parse_cli(args: &[String]) -> Result<Cli, String> {
     let (fio, other) = blksim_job::cli::split_cli_options(&rest);
     for (_, a) in &other {
         if a.starts_with('-') {
+            if let Some(e) = blksim_job::cli::unsupported_engine_error(&fio) {
+                return Err(e.to_string());
+            }
             let key = a.trim_start_matches('-').split('=').next().unwrap_or("");
             let hint = blksim_job::suggest(key)
                 .map(|s| format!(" (did you mean '--{s}'?)"))

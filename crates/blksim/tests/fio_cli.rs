@@ -168,6 +168,20 @@ fn fio_top_level_options_are_accepted_or_refused_clearly() {
         assert!(!o.status.success(), "{k}");
         assert!(text(&o.stderr).contains("client/server mode"), "{k}");
     }
+    // An engine's own option on the command line names the unsupported engine.
+    let o = blksim(&[
+        "run",
+        "--device=null_blk",
+        "--name=x",
+        "--ioengine=rbd",
+        "--pool=p",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("ioengine 'rbd' is not supported"),
+        "{}",
+        text(&o.stderr)
+    );
     // fio's `--profile` runs a builtin test (tiobench, act), which blksim has not.
     let o = blksim(&[&["run", "--device=null_blk", "--profile=tiobench"], JOB].concat());
     assert!(!o.status.success());
