@@ -311,41 +311,29 @@ impl Sim {
     /// window goes to each job, or with `group_reporting` to each group's last job; the
     /// helper thread's first check is one period after the run starts.
     pub(crate) fn steadystate_setup(&mut self) {
-        let group_reporting = std::mem::take(&mut self.group_reporting);
-        let mut prev: Option<(u32, usize)> = None;
-        let mut any = false;
-        for t in 0..self.tasks.len() {
-            if self.tasks[t].ss.is_none() {
-                continue;
-            }
-            any = true;
-            if !group_reporting[t] {
-                if let Some(ss) = self.tasks[t].ss.as_mut() {
-                    ss.alloc();
-                }
-                continue;
-            }
-            let g = self.tasks[t].groupid;
-            if let Some((pg, pt)) = prev {
-                if pg != g && group_reporting[pt] {
-                    if let Some(ss) = self.tasks[pt].ss.as_mut() {
-                        ss.alloc();
-                    }
-                }
-            }
-            prev = Some((g, t));
+        let with_ss: Vec<usize> = (0..self.tasks.len())
+            .filter(|&t| self.tasks[t].ss.is_some())
+            .collect();
+        if with_ss.is_empty() {
+            return;
         }
-        if let Some((_, pt)) = prev {
-            if group_reporting[pt] {
-                if let Some(ss) = self.tasks[pt].ss.as_mut() {
-                    ss.alloc();
-                }
+        // fio's loop: every job without `group_reporting`; of those with it, the last of each
+        // run of one group id.
+        let (grouped, alone): (Vec<usize>, Vec<usize>) =
+            with_ss.iter().partition(|&&t| self.group_reporting[t]);
+        let group = |t: usize| self.tasks[t].groupid;
+        let last_of_runs: Vec<usize> = grouped
+            .iter()
+            .enumerate()
+            .filter(|&(i, &t)| grouped.get(i + 1).is_none_or(|&n| group(n) != group(t)))
+            .map(|(_, &t)| t)
+            .collect();
+        for t in alone.into_iter().chain(last_of_runs) {
+            if let Some(ss) = self.tasks[t].ss.as_mut() {
+                ss.alloc();
             }
         }
-        self.group_reporting = group_reporting;
-        if any {
-            self.ss_tick_reset(0);
-        }
+        self.ss_tick_reset(0);
     }
 
     /// The helper thread's timers restart (`helper_reset`, at a ramp's end): the next check
