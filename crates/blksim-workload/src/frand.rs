@@ -125,7 +125,16 @@ impl FRand {
     /// `r / (rand_max + 1.0)` for a fresh draw `r`: uniform in [0, 1).
     pub fn unit(&mut self) -> f64 {
         let r = self.rand();
-        r as f64 / (self.rand_max() as f64 + 1.0)
+        // `rand_max + 1.0` is 2^64 or 2^32 (`u64::MAX as f64` rounds up to 2^64): multiplying by
+        // its inverse, a power of two, gives the quotient exactly, without a division's latency
+        // on fio's offset path (`perf annotate`: 13 % of `IoGen::next` on the null path).
+        const INV64: f64 = 1.0 / 18446744073709551616.0;
+        const INV32: f64 = 1.0 / 4294967296.0;
+        debug_assert_eq!(
+            self.rand_max() as f64 + 1.0,
+            if self.use64 { 1.0 / INV64 } else { 1.0 / INV32 }
+        );
+        r as f64 * if self.use64 { INV64 } else { INV32 }
     }
 
     /// `rand_between(start, end)`, both inclusive (`rand32_upto`/`rand64_upto`), with C's
@@ -218,6 +227,30 @@ mod tests {
 
     /// The numbers of fio 3.33's `lib/rand.c` for seed 1 (`init_rand`), computed by hand
     /// from the C: the first state after seeding and six cranks.
+    /// `unit` is fio's `r / (rand_max + 1.0)` to the bit, for both generators.
+    #[test]
+    fn unit_is_the_quotient_exactly() {
+        for use64 in [false, true] {
+            let mut a = FRand::new(0x1234_5678, use64);
+            let mut b = a.clone();
+            for _ in 0..100_000 {
+                let u = a.unit();
+                let r = b.rand();
+                let q = r as f64 / (b.rand_max() as f64 + 1.0);
+                assert_eq!(u.to_bits(), q.to_bits(), "use64={use64} r={r}");
+            }
+            // The largest draws: the quotient rounds to 1.0 for 64 bits, as in fio.
+            let top = b.rand_max();
+            let q = top as f64 / (top as f64 + 1.0);
+            let inv = if use64 {
+                1.0 / 18446744073709551616.0
+            } else {
+                1.0 / 4294967296.0
+            };
+            assert_eq!((top as f64 * inv).to_bits(), q.to_bits());
+        }
+    }
+
     #[test]
     fn taus88_seeding_follows_fios_lcg() {
         let f = FRand::new(1, false);
