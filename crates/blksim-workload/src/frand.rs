@@ -232,7 +232,7 @@ mod tests {
     fn unit_is_the_quotient_exactly() {
         for use64 in [false, true] {
             let mut a = FRand::new(0x1234_5678, use64);
-            let mut b = a.clone();
+            let mut b = a;
             for _ in 0..100_000 {
                 let u = a.unit();
                 let r = b.rand();
