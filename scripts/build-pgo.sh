@@ -22,12 +22,12 @@ fi
 sysroot=$(rustc --print sysroot)
 host=$(rustc -vV | sed -n 's/^host: //p')
 profdata="$sysroot/lib/rustlib/$host/bin/llvm-profdata"
-if [ ! -x "$profdata" ]; then
+if [ ! -x "$profdata" ] && command -v rustup >/dev/null 2>&1; then
   echo "scripts/build-pgo.sh: adding rustup's llvm-tools component (llvm-profdata)" >&2
-  rustup component add llvm-tools >&2
+  rustup component add llvm-tools >&2 || true
 fi
 if [ ! -x "$profdata" ]; then
-  echo "scripts/build-pgo.sh: no llvm-profdata at $profdata (install rustup's llvm-tools component)" >&2
+  echo "scripts/build-pgo.sh: no llvm-profdata at $profdata: install Rust with rustup, then \`rustup component add llvm-tools\` (the profile must come from the LLVM of this rustc, $(rustc -vV | sed -n 's/^LLVM version: //p'))" >&2
   exit 1
 fi
 
