@@ -225,8 +225,6 @@ impl WorkloadSeeds {
 mod tests {
     use super::*;
 
-    /// The numbers of fio 3.33's `lib/rand.c` for seed 1 (`init_rand`), computed by hand
-    /// from the C: the first state after seeding and six cranks.
     /// `unit` is fio's `r / (rand_max + 1.0)` to the bit, for both generators.
     #[test]
     fn unit_is_the_quotient_exactly() {
@@ -251,6 +249,8 @@ mod tests {
         }
     }
 
+    /// The numbers of fio 3.33's `lib/rand.c` for seed 1 (`init_rand`), computed by hand
+    /// from the C: the first state after seeding and six cranks.
     #[test]
     fn taus88_seeding_follows_fios_lcg() {
         let f = FRand::new(1, false);
