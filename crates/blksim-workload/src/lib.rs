@@ -367,6 +367,13 @@ struct Rngs {
     dist: Rng,
 }
 
+/// I/Os in a row that a size-bounded job may issue without the bytes that end it moving
+/// before it stops with [`IoGen::no_progress`]. A trimwrite job alternates uncounted trims
+/// with counted writes, so a legitimate run of them is one long; 2^20 leaves every real job
+/// alone and stops fio's endless loops (which would never return at a standstill of virtual
+/// time with the null engine) within a fraction of a second.
+pub const NO_PROGRESS_IOS: u64 = 1 << 20;
+
 /// Per-job generator of I/O units. See the crate docs.
 #[derive(Clone, Debug)]
 pub struct IoGen {
@@ -419,6 +426,10 @@ pub struct IoGen {
     rwmix_issues: u64,
     io_issues: [u64; 3],
     issued_bytes: [u64; 3],
+    /// I/Os issued in a row without the bytes `io_issue_exceeded` counts moving, and those
+    /// bytes when they last moved ([`NO_PROGRESS_IOS`]).
+    stalled_ios: u64,
+    stall_mark: u64,
     total_ios: u64,
     pass_bytes: u64,
     pass_ios: u64,
@@ -644,6 +655,8 @@ impl IoGen {
             rwmix_issues: 0,
             io_issues: [0; 3],
             issued_bytes: [0; 3],
+            stalled_ios: 0,
+            stall_mark: 0,
             total_ios: 0,
             pass_bytes: 0,
             pass_ios: 0,
@@ -855,6 +868,10 @@ impl IoGen {
             if self.finished {
                 return None;
             }
+            if self.stalled_ios >= NO_PROGRESS_IOS {
+                self.finished = true;
+                return None;
+            }
             // do_io's loop condition: io_issue_bytes_exceeded (bytes or number_ios), unless
             // time_based. A trimwrite job counts its writes' bytes (`td_write`), so the write
             // after the last trim still goes.
@@ -906,6 +923,17 @@ impl IoGen {
         self.total_ios += 1;
         self.pass_ios += 1;
         self.pass_bytes += u.len;
+        // Only a job that its bytes end can stall: number_ios counts every I/O, and a
+        // time-based job ends at its runtime.
+        if !self.time_based && self.ios_limit == 0 {
+            let counted = self.counted_bytes();
+            if counted == self.stall_mark {
+                self.stalled_ios += 1;
+            } else {
+                self.stall_mark = counted;
+                self.stalled_ios = 0;
+            }
+        }
     }
 
     fn td_rw(&self) -> bool {
@@ -921,9 +949,11 @@ impl IoGen {
     }
 
     /// `io_bytes_exceeded` on issued bytes, including `exceeds_number_ios`.
-    fn io_issue_exceeded(&self) -> bool {
+    /// The bytes `io_issue_bytes_exceeded` counts: reads and writes for a mixed job, else
+    /// writes (a trimwrite job's trims do not count), reads, or trims.
+    fn counted_bytes(&self) -> u64 {
         let b = &self.issued_bytes;
-        let bytes = if self.td_rw() {
+        if self.td_rw() {
             b[0] + b[1]
         } else if self.rw.has_write() {
             b[1]
@@ -931,9 +961,22 @@ impl IoGen {
             b[0]
         } else {
             b[2]
-        };
-        bytes >= self.byte_limit
+        }
+    }
+
+    fn io_issue_exceeded(&self) -> bool {
+        self.counted_bytes() >= self.byte_limit
             || (self.ios_limit != 0 && self.total_ios + self.verify_ios >= self.ios_limit)
+    }
+
+    /// The job stopped because its I/Os no longer brought it nearer its end: the error to
+    /// report, which fio does not have (it issues them forever).
+    pub fn no_progress(&self) -> Option<String> {
+        (self.stalled_ios >= NO_PROGRESS_IOS).then(|| {
+            format!(
+                "{NO_PROGRESS_IOS} I/Os in a row without the bytes that end the job (size, io_size) moving: fio 3.33 issues them forever here (a trimwrite job whose offsets wrap onto a block it already wrote trims it again and again, and only its writes count); bound the job with number_ios or runtime, or give it a region its offsets do not wrap in"
+            )
+        })
     }
 
     /// `keep_running` after a pass ended.

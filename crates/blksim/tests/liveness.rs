@@ -175,3 +175,44 @@ fn fdatasync_waits_for_the_commit_that_sleeps_on_a_tag() {
         }
     }
 }
+
+/// fio 3.33 loops forever on a trimwrite job whose offsets wrap onto the block it wrote
+/// (`rw=trimwrite:4096` over 8 KiB: trim 0, write 0, then trim 0 again and again, uncounted);
+/// with the null engine every I/O takes no time, so neither the event bound nor the standstill
+/// check of time-based jobs saw it. The job stops with an error that says why, while the same
+/// pattern over a region it does not wrap in runs as fio's does.
+#[test]
+fn a_trimwrite_that_trims_one_block_forever_stops_with_an_error() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args([
+            "run",
+            "--name=j",
+            "--rw=trimwrite:4096",
+            "--ioengine=null",
+            "--bs=4k",
+            "--size=8k",
+            "--output-format=terse",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "the endless job ended well: {err}");
+    assert!(
+        err.contains("job 'j': 1048576 I/Os in a row without the bytes that end the job"),
+        "{err}"
+    );
+    // 64 KiB: trim and write every other block, twice over, 16 of each as fio 3.33 reports
+    // (`fio --name=j --rw=trimwrite:4096 --ioengine=null --bs=4k --size=64k`).
+    let v = run_ok(&[
+        "run",
+        "--name=j",
+        "--rw=trimwrite:4096",
+        "--ioengine=null",
+        "--bs=4k",
+        "--size=64k",
+        "--output-format=json",
+    ]);
+    let job = &v["jobs"][0];
+    assert_eq!(job["trim"]["total_ios"], 16, "{job}");
+    assert_eq!(job["write"]["total_ios"], 16, "{job}");
+}

@@ -321,6 +321,10 @@ impl Sim {
                         io
                     }
                     None => {
+                        if let Some(e) = task.gen.as_ref().and_then(|g| g.no_progress()) {
+                            self.trace_error
+                                .get_or_insert(format!("job '{}': {e}", task.name));
+                        }
                         // `get_rw_ddir` picks a due sync before `fill_io_u` needs an offset:
                         // when the fill fails (not at a limit, which ends `do_io`'s loop
                         // first) the sync after the pass's last writes still goes.
