@@ -223,7 +223,17 @@ impl Region {
             if start > fs {
                 return Err(spec.error_at(
                     &["offset", "offset_increment", "filesize"],
-                    format!("you need to specify valid offset= (start {start} is beyond the filesize {fs})"),
+                    if file_bytes == u64::MAX
+                        && (matches!(spec.offset, SizeOrPct::PctMilli(_))
+                            || spec.offset_increment_pct.is_some())
+                    {
+                        // fio takes the percentage of the null engine's file size, which no
+                        // byte `size=` set: it is unknown (-1), and the start lands past any
+                        // `filesize`.
+                        format!("you need to specify valid offset= (a percentage offset of the null engine's file, which no byte size= sizes, starts past the filesize {fs})")
+                    } else {
+                        format!("you need to specify valid offset= (start {start} is beyond the filesize {fs})")
+                    },
                 ));
             }
             (fs - start).saturating_mul(nrfiles)

@@ -348,7 +348,7 @@ fn semantic_errors_name_file_line_and_option() {
     let dir = std::env::temp_dir().join(format!("blksim-semantic-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let job = dir.join("j.fio");
-    let cases: [(&str, &str); 5] = [
+    let cases: [(&str, &str); 6] = [
         (
             "[global]\nbs=4k\n\n[a]\nrw=read\nsize=1k\n",
             ":6: option 'size': blocksize is larger than data set range",
@@ -368,6 +368,11 @@ fn semantic_errors_name_file_line_and_option() {
         (
             "[global]\nrandom_distribution=zipf:1\n[a]\nrw=randread\nsize=1m\n",
             ":2: option 'random_distribution': zipf theta",
+        ),
+        // A percentage of a null-engine file that nothing sizes: no made-up start offset.
+        (
+            "[a]\nioengine=null\nrw=write\nsize=100%\nfilesize=2m\noffset=50%\n",
+            ":6: option 'offset': you need to specify valid offset= (a percentage offset of the null engine's file, which no byte size= sizes, starts past the filesize 2097152)",
         ),
     ];
     for (text, want) in cases {
