@@ -154,7 +154,9 @@ pub struct TaskResult {
     /// The steady-state check's window and verdict (`steadystate_duration` set).
     pub steadystate: Option<blksim_report::SteadyStateReport>,
     /// fio's message for a job it could not set up, which ran without I/O.
-    pub setup_failure: Option<&'static str>,
+    pub setup_failure: Option<String>,
+    /// fio failed the job's setup (`setup_files`): the run exits with an error.
+    pub setup_failed: bool,
 }
 
 /// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
@@ -326,7 +328,23 @@ impl Sim {
                 c => spec.numjobs.max(1) - c,
             };
             // Semantic errors name the job file line (or command-line option) they concern.
-            let region = Region::resolve(spec, subjob, capacity_bytes)?;
+            // A job fio fails alone (`setup_files`) runs without I/O, as there; its region is a
+            // placeholder its generator never draws from.
+            let (region, job_failure) = match Region::resolve_in_run(spec, subjob, capacity_bytes)?
+            {
+                Ok(r) => (r, None),
+                Err(f) => {
+                    let len = spec.bs.iter().map(|b| b.max).max().unwrap_or(4096).max(1);
+                    let r = Region {
+                        start: 0,
+                        run_start: 0,
+                        len,
+                        bytes: len,
+                        device_bytes: capacity_bytes.max(len),
+                    };
+                    (r, Some(f))
+                }
+            };
             // fio's seeds for this job (its `thread_number` is its 1-based place among the
             // jobs and clones); a `--seed` other than the default mixes into them.
             let seeds = blksim_workload::clone_seeds(
@@ -342,7 +360,15 @@ impl Sim {
                     ^ seeds.seeds[blksim_workload::frand::off::MIX].rotate_left(17),
             );
             let null_engine = matches!(spec.ioengine, blksim_job::IoEngine::Null);
-            let mut gen = IoGen::try_new(spec, region, &seeds)?;
+            let mut gen = match (IoGen::try_new(spec, region, &seeds), &job_failure) {
+                (Ok(g), _) => g,
+                // The placeholder does not suit the job: refuse the run as fio's first error.
+                (Err(_), Some(f)) => return Err(f.detail.clone().into()),
+                (Err(e), None) => return Err(e.into()),
+            };
+            if job_failure.is_some() {
+                gen.fail_setup();
+            }
             let verify_log = crate::verify::VerifyLog::new(spec, &gen);
             let verifies = verify_log.is_some();
             // Each pass (`loops`, or `io_size` past `size`) is one `do_io` in fio, which
@@ -388,8 +414,10 @@ impl Sim {
                 }
                 None => None,
             };
+            // fio opens the log once `setup_files` succeeded (`init_iolog`): none for a job
+            // that failed there.
             let iolog = match &spec.write_iolog {
-                Some(path) => {
+                Some(path) if job_failure.is_none() => {
                     let file = spec
                         .filename
                         .clone()
@@ -406,7 +434,7 @@ impl Sim {
                     })?;
                     Some(Box::new(w))
                 }
-                None => None,
+                _ => None,
             };
             let mut delay_rng = streams.stream(&format!("job{i}.startdelay"));
             let (lo, hi) = spec.startdelay_ns;
@@ -416,7 +444,12 @@ impl Sim {
                 lo
             };
             tasks.push(Task {
-                setup_failure: gen.setup_failure(),
+                setup_failure: match &job_failure {
+                    // fio's lines, then blksim's, which names the job file line.
+                    Some(f) => Some(format!("{}\nblksim: {}", f.fio_lines.join("\n"), f.detail)),
+                    None => gen.setup_failure().map(String::from),
+                },
+                setup_failed: job_failure.is_some(),
                 terminated: false,
                 sleep: (0, 0),
                 ss: steadystate::SsData::new(&spec.steadystate),
@@ -537,7 +570,7 @@ impl Sim {
                 crashed: false,
                 in_verify: false,
                 continue_on_error: spec.continue_on_error,
-                error: 0,
+                error: job_failure.as_ref().map_or(0, |f| f.errno),
                 total_err_count: 0,
                 first_error: 0,
             });
@@ -819,6 +852,7 @@ impl Sim {
                     .unwrap_or_default(),
                 steadystate: t.ss.as_ref().map(|s| s.report()),
                 setup_failure: t.setup_failure,
+                setup_failed: t.setup_failed,
                 error: t.error,
                 total_err_count: t.total_err_count,
                 first_error: t.first_error,

@@ -121,7 +121,63 @@ fn td_min_bs(spec: &JobSpec) -> u64 {
         .max(1)
 }
 
+/// A job that fio's `setup_files` (or `total_file_size`) fails when its thread starts: fio
+/// prints [`Self::fio_lines`], that job runs without I/O and stays in the JSON and terse
+/// reports with error [`Self::errno`], the other jobs run, and fio exits with 1.
+#[derive(Clone, Debug)]
+pub struct JobSetupFailure {
+    /// What fio prints on stderr, one line each.
+    pub fio_lines: Vec<String>,
+    /// `td->error` in the report: `EINVAL` from `total_file_size`, none from `setup_files`'
+    /// offset check (it returns without `td_verror`).
+    pub errno: i32,
+    /// blksim's explanation, naming the job file line and option.
+    pub detail: ParseError,
+}
+
+/// Why a region could not be resolved.
+enum RegionFailure {
+    /// fio refuses the whole run.
+    Refused(ParseError),
+    /// fio fails this job only.
+    Job(JobSetupFailure),
+}
+
+impl From<ParseError> for RegionFailure {
+    fn from(e: ParseError) -> Self {
+        RegionFailure::Refused(e)
+    }
+}
+
 impl Region {
+    /// [`Self::resolve_in_run`] for callers that refuse every failure.
+    pub fn resolve(
+        spec: &JobSpec,
+        clone_index: u32,
+        device_bytes: u64,
+    ) -> Result<Region, ParseError> {
+        match Self::resolve_inner(spec, clone_index, device_bytes) {
+            Ok(r) => Ok(r),
+            Err(RegionFailure::Refused(e)) => Err(e),
+            Err(RegionFailure::Job(f)) => Err(f.detail),
+        }
+    }
+
+    /// The region of a job in a run: `Ok(Err(_))` for a job fio fails alone (an offset past
+    /// the file or device, a null-engine job that nothing sizes), `Err` for a job fio refuses
+    /// the whole run for.
+    pub fn resolve_in_run(
+        spec: &JobSpec,
+        clone_index: u32,
+        device_bytes: u64,
+    ) -> Result<Result<Region, JobSetupFailure>, ParseError> {
+        match Self::resolve_inner(spec, clone_index, device_bytes) {
+            Ok(r) => Ok(Ok(r)),
+            Err(RegionFailure::Refused(e)) => Err(e),
+            Err(RegionFailure::Job(f)) => Ok(Err(f)),
+        }
+    }
+
     /// Resolve the region of clone `clone_index` (0-based, fio's `subjob_number`) of `spec`
     /// on a device of `device_bytes`, following `filesetup.c` `get_start_offset` and
     /// `setup_files`:
@@ -140,12 +196,20 @@ impl Region {
     ///   and `get_file_sizes` sets it to `size / nr_files` for a byte `size`, and
     ///   `setup_files` raises it to `file_offset + io_size` for a regular file (not for a
     ///   device path such as `/dev/null`).
-    pub fn resolve(
+    fn resolve_inner(
         spec: &JobSpec,
         clone_index: u32,
         device_bytes: u64,
-    ) -> Result<Region, ParseError> {
+    ) -> Result<Region, RegionFailure> {
         let min_bs = td_min_bs(spec);
+        // `setup_files`' "you need to specify valid offset=" (no `td_verror`).
+        let bad_offset = |detail: ParseError| {
+            RegionFailure::Job(JobSetupFailure {
+                fio_lines: vec![format!("{}: you need to specify valid offset=", spec.name)],
+                errno: 0,
+                detail,
+            })
+        };
         let nrfiles = spec.nr_files();
         // fio's null engine has no file to measure (`FIO_DISKLESSIO`): `add_file` leaves
         // `real_file_size` at -1, and `get_file_sizes` makes it `size / nr_files` when `size`
@@ -158,11 +222,18 @@ impl Region {
             (true, _) => u64::MAX,
         };
         if null && spec.filesize.is_none() && file_bytes == u64::MAX {
-            // `total_file_size`: nothing sizes the files.
-            return Err(spec.error_at(
-                &["size"],
-                "you need to specify size= (the null engine has no file or device to take a size or percentage of)",
-            ));
+            // `total_file_size`: nothing sizes the files; `td_verror(td, EINVAL, ...)`.
+            return Err(RegionFailure::Job(JobSetupFailure {
+                fio_lines: vec![
+                    format!("{}: you need to specify size=", spec.name),
+                    "fio: pid=0, err=22/file:filesetup.c:1155, func=total_file_size, error=Invalid argument".into(),
+                ],
+                errno: 22,
+                detail: spec.error_at(
+                    &["size"],
+                    "you need to specify size= (the null engine has no file or device to take a size or percentage of)",
+                ),
+            }));
         }
         // get_start_offset: offset (+ clone × increment) for a file of `file_size`; when
         // either is a percentage the sum is aligned up to the minimum block size.
@@ -205,23 +276,33 @@ impl Region {
         let start = start_of(file_bytes)?;
         // A null engine's file ends where its I/O does (below), wherever it starts.
         if !null && start >= device_bytes {
-            return Err(spec.error_at(
+            return Err(bad_offset(spec.error_at(
                 &["offset", "offset_increment"],
                 format!(
                     "you need to specify valid offset= (start {start} is beyond the device size {device_bytes})"
                 ),
-            ));
+            )));
         }
         let avail = if null {
             u64::MAX - start
         } else {
             device_bytes - start
         };
-        let mut len = if let Some(fs) = spec.filesize {
+        // `setup_files` checks the offset against `filesize` only for a file whose size is
+        // not `filesize` already; the null engine's file is `size / nrfiles` big, and when
+        // that is `filesize`, `f->io_size = real_file_size - file_offset` wraps below zero and
+        // the job issues nothing (fio 3.33: no message, exit 0).
+        let past_a_sized_file = null
+            && spec
+                .filesize
+                .is_some_and(|fs| start > fs && file_bytes == fs);
+        let mut len = if past_a_sized_file {
+            0
+        } else if let Some(fs) = spec.filesize {
             // `setup_files`: a file of `filesize` is used from the job's start offset on
             // (`f->io_size = o->file_size_low - f->file_offset`).
             if start > fs {
-                return Err(spec.error_at(
+                return Err(bad_offset(spec.error_at(
                     &["offset", "offset_increment", "filesize"],
                     if file_bytes == u64::MAX
                         && (matches!(spec.offset, SizeOrPct::PctMilli(_))
@@ -234,7 +315,7 @@ impl Region {
                     } else {
                         format!("you need to specify valid offset= (start {start} is beyond the filesize {fs})")
                     },
-                ));
+                )));
             }
             (fs - start).saturating_mul(nrfiles)
         } else {
@@ -274,14 +355,16 @@ impl Region {
         let bytes = bytes.map_or(len, |b| b.min(len));
         // A file whose start offset is its end (`filesize` = offset, a clone placed there by
         // `offset_increment`) is empty: fio runs the job and it issues nothing.
-        let empty_file = spec.filesize == Some(start) && len == 0;
+        let empty_file = (spec.filesize == Some(start) && len == 0) || past_a_sized_file;
         if len < min_bs && !empty_file {
-            return Err(spec.error_at(
-                &["size", "filesize", "offset", "bs", "bsrange", "bssplit"],
-                format!(
-                    "blocksize is larger than data set range ({len} bytes available, block size {min_bs})"
-                ),
-            ));
+            return Err(spec
+                .error_at(
+                    &["size", "filesize", "offset", "bs", "bsrange", "bssplit"],
+                    format!(
+                        "blocksize is larger than data set range ({len} bytes available, block size {min_bs})"
+                    ),
+                )
+                .into());
         }
         // setup_files: a null engine's regular file grows to where its I/O ends
         // (`real_file_size = io_size + file_offset`), so fio wraps (or stops) there; a device
@@ -839,6 +922,11 @@ impl IoGen {
             self.at_pass_end = false;
             self.resuming = true;
         }
+    }
+
+    /// The job issues nothing: fio failed its setup (see [`JobSetupFailure`]).
+    pub fn fail_setup(&mut self) {
+        self.finished = true;
     }
 
     /// fio's message for a job it sets up but cannot run (printed, the job issues nothing).

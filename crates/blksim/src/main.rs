@@ -500,7 +500,7 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     opts.timeline = cli.formats.iter().any(|f| f == "html");
     let out = setup::run(&jobs, &profile, &opts)?;
     for t in &out.tasks {
-        if let Some(m) = t.setup_failure {
+        if let Some(m) = &t.setup_failure {
             eprintln!("{m}");
         }
         if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {
@@ -602,7 +602,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         eprintln!("blksim: integrity violation: {v}");
     }
     // fio exits with the number of jobs that ended with an error (`exit_value++`).
-    let failed = out.tasks.iter().filter(|t| t.error != 0).count();
+    let failed = out
+        .tasks
+        .iter()
+        .filter(|t| t.error != 0 || t.setup_failed)
+        .count();
     let failed = failed.max(usize::from(out.integrity_violations > 0));
     Ok(ExitCode::from(failed.min(255) as u8))
 }

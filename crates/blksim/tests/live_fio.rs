@@ -532,3 +532,84 @@ fn steadystate_matches_fio() {
         assert!((950..=1050).contains(&mean), "{who} mean {mean} IOPS");
     }
 }
+
+/// A job that fio 3.33 cannot set up fails alone: `setup_files` ("you need to specify valid
+/// offset=", no error code) or `total_file_size` on a null-engine job that nothing sizes ("you
+/// need to specify size=", EINVAL). That job issues nothing and stays in the JSON report, the
+/// others run, and fio exits with 1. A null-engine file already `filesize` big is not checked:
+/// an offset past it leaves the job nothing to do, and fio exits with 0.
+#[test]
+fn a_job_that_fio_cannot_set_up_fails_alone() {
+    let d = tmpdir("setup-fails");
+    let ok = "[a]\nioengine=null\nfilename=a.dat\nrw=read\nbs=4k\nsize=1m\n";
+    let cases = [
+        (
+            "offset past a new file",
+            "[b]\nioengine=psync\nfilename=b.dat\nrw=read\nbs=4k\nsize=1m\nfilesize=1m\noffset=2m\n",
+            1,
+        ),
+        ("no size", "[b]\nioengine=null\nrw=read\nbs=4k\n", 1),
+        (
+            "percentage offset of an unsized null file",
+            "[b]\nioengine=null\nfilename=b.dat\nrw=write\nbs=12k\nsize=100%\nfilesize=2m\noffset=50%\n",
+            1,
+        ),
+        (
+            "offset past a null file of filesize",
+            "[b]\nioengine=null\nfilename=b.dat\nrw=read\nbs=4k\nsize=1m\nfilesize=1m\noffset=2m\n",
+            0,
+        ),
+    ];
+    for (what, b, rc) in cases {
+        let job = d.join("job.fio");
+        std::fs::write(&job, format!("{ok}{b}")).unwrap();
+        let job = job.to_str().unwrap();
+        for f in ["a.dat", "b.dat"] {
+            let _ = std::fs::remove_file(scratch().join(f));
+        }
+        let f = fio().args([job, "--output-format=json"]).output().unwrap();
+        let s = blksim()
+            .args(["run", job, "--output-format=json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            f.status.code(),
+            Some(rc),
+            "{what}: fio\n{}",
+            text(&f.stderr)
+        );
+        assert_eq!(
+            s.status.code(),
+            Some(rc),
+            "{what}: blksim\n{}",
+            text(&s.stderr)
+        );
+        // fio's own lines: each of fio's is blksim's too.
+        let (fe, se) = (text(&f.stderr), text(&s.stderr));
+        for l in fe.lines().filter(|l| !l.trim().is_empty()) {
+            assert!(
+                se.lines().any(|m| m == l),
+                "{what}: fio said {l:?}, blksim:\n{se}"
+            );
+        }
+        let jobs = |v: &Value| -> Vec<(String, i64, u64, u64)> {
+            v["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| {
+                    (
+                        j["jobname"].as_str().unwrap().to_string(),
+                        j["error"].as_i64().unwrap(),
+                        u(&j["read"]["total_ios"]),
+                        u(&j["write"]["total_ios"]),
+                    )
+                })
+                .collect()
+        };
+        let fj = jobs(&first_json(&text(&f.stdout), "fio"));
+        let sj = jobs(&first_json(&text(&s.stdout), "blksim"));
+        assert_eq!(fj, sj, "{what}");
+        assert_eq!(sj.len(), 2, "{what}");
+    }
+}

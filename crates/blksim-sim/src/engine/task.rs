@@ -93,7 +93,8 @@ pub(crate) const SQ_THREAD_IDLE_NS: Ns = 1_000_000_000;
 
 pub(crate) struct Task {
     /// fio's message for a job it could not set up (it runs without I/O).
-    pub(crate) setup_failure: Option<&'static str>,
+    pub(crate) setup_failure: Option<String>,
+    pub(crate) setup_failed: bool,
     /// fio's `td->terminate`, set by the steady-state check: a job not started yet starts
     /// and ends at once, a sleeping one notices at its sleep's next slice.
     pub(crate) terminated: bool,
