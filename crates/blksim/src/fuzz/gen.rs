@@ -861,9 +861,16 @@ fn job_bound(j: &JobSpec) -> Option<Estimate> {
     let mut extra = u64::from(j.end_fsync);
     let mut extra_bytes = 0;
     if blksim_sim::verify::has_verify_phase(j) {
-        // Each pass's verify reads back at most the writes it logged.
-        extra += rw_ios;
-        extra_bytes = rw_ios.saturating_mul(j.bs[1].max);
+        // Each pass's verify reads back at most the writes it logged. Under a ramp those
+        // include the writes done before it ended, which `number_ios` does not count (fio's
+        // `reset_all_stats` zeroes `io_blocks`): then only the region bounds them.
+        let logged = if j.ramp_time_ns > 0 && by_count.is_some() {
+            by_bytes?
+        } else {
+            rw_ios
+        };
+        extra += logged;
+        extra_bytes = logged.saturating_mul(j.bs[1].max);
     }
     Some(Estimate {
         ios: ios.saturating_add(extra),
@@ -998,6 +1005,22 @@ mod tests {
         let a: Vec<String> = (0..20).map(|i| generate(7, i, &cfg).job_text()).collect();
         let b: Vec<String> = (0..20).map(|i| generate(8, i, &cfg).job_text()).collect();
         assert_ne!(a, b);
+    }
+
+    /// A verifying job under a ramp reads back the writes of the ramp too, which `number_ios`
+    /// does not count: the bound is the region's, not twice `number_ios` (the fuzzer once
+    /// flagged 3 writes read back for `number_ios=2`: the first had completed when the ramp
+    /// ended, and fio's `reset_all_stats` zeroes the `io_blocks` that `number_ios` counts).
+    #[test]
+    fn a_ramp_widens_the_verify_bound_to_the_region() {
+        let parse = |t: &str| blksim_job::jobfile::parse_job_str(t, "t.fio", &|_| None).unwrap();
+        let base = "[j]\nrw=readwrite\nrwmixwrite=100\nverify=sha1\nnumber_ios=2\n";
+        assert_eq!(estimate(&parse(base)).map(|e| e.ios), Some(4));
+        let ramp = format!("{base}ramp_time=2ms\n");
+        assert_eq!(estimate(&parse(&ramp)), None);
+        let sized = format!("{ramp}size=64k\nbs=4k\n");
+        // 2 counted I/Os, and 16 blocks read back with the bound's slack of loops + 1.
+        assert_eq!(estimate(&parse(&sized)).map(|e| e.ios), Some(2 + 16 + 2));
     }
 
     #[test]
