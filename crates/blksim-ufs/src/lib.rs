@@ -35,7 +35,7 @@ use blksim_device::ssd::{Ssd, SsdConfig};
 pub static UFS_PARAMS: &[ParamDef] = &[
     ParamDef::choice("ufs.mode", "enum:sdb|mcq", "sdb", "Host queueing: legacy single doorbell (one queue of UTRD slots) or multi-circular queues (UFSHCI 4.0).", "drivers/ufs/core/ufshcd.c, ufs-mcq.c"),
     ParamDef::new("ufs.nutrs", "slots", "32", 2, 32, "sdb: transfer request slots (UTRDs); one is kept for device management, so nutrs - 1 tags.", "UFSHCI 3.x: at most 32 slots; ufshcd.c can_queue = nutrs - UFSHCD_NUM_RESERVED"),
-    ParamDef::new("ufs.mcq_queues", "count", "0", 0, 256, "mcq: I/O queues; 0 = one per CPU.", "ufs-mcq.c ufshcd_mcq_config_nr_queues (one per possible CPU, by default)"),
+    ParamDef::new("ufs.mcq_queues", "count", "0", 0, 256, "mcq: I/O queues; 0 = one per CPU, at most 256 (MCQCap.MAXQ).", "ufs-mcq.c ufshcd_mcq_config_nr_queues: min3(hba_maxq, rw_queues, num_possible_cpus()), hba_maxq from the 8-bit, 0-based MAXQ field of UFSHCI 4.0's MCQCap"),
     ParamDef::new("ufs.mcq_depth", "entries", "64", 2, 256, "mcq: queue depth (the smaller of the host's MAC and the device's bQueueDepth); one tag is kept for device management, so depth - 1 tags, shared by all queues (host_tagset).", "ufs-mcq.c ufshcd_mcq_decide_queue_depth (bQueueDepth at most 256; Qualcomm hosts: 64); ufshcd.c UFSHCD_NUM_RESERVED"),
     ParamDef::choice("ufs.state", "enum:fresh|used|steady", "used", "The device's starting state (the SSD model's ssd.state: fresh, used, steady).", "as ssd.state"),
     ParamDef::new("ufs.wb_buffer_gib", "GiB", "0", 0, 1 << 12, "WriteBooster buffer (SLC): writes at the SLC rate until it is full, folded back at idle.", "JEDEC UFS 3.1 WriteBooster; size from the part's datasheet"),
@@ -43,6 +43,9 @@ pub static UFS_PARAMS: &[ParamDef] = &[
     ParamDef::new("ufs.h8_exit_ns", "ns", "0", 0, MAX_STEP_NS, "Hibern8 exit: the link's wake-up before the next command.", "M-PHY / UniPro hibern8 exit [per part]"),
     ParamDef::new("ufs.irq_ns", "ns", "2000", 0, MAX_STEP_NS, "From the device's completion to ufshcd_intr on the CPU.", "model parameter [assumed]"),
 ];
+
+/// The most I/O queues a UFSHCI 4.0 host can report (`MCQCap.MAXQ`, 8 bits, 0-based).
+const MCQ_MAXQ: u16 = 256;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct UfsConfig {
@@ -65,7 +68,8 @@ impl UfsConfig {
             nr_queues: if !mcq {
                 1
             } else if q == 0 {
-                nr_cpus.max(1)
+                // One per CPU, as many as the host has queues: MAXQ is 8 bits, 0-based.
+                nr_cpus.clamp(1, MCQ_MAXQ)
             } else {
                 q
             },
@@ -254,6 +258,9 @@ mod tests {
         assert_eq!((sdb.nr_queues, sdb.tags), (1, 31));
         let mcq = UfsConfig::from_lookup(&lookup(&[("ufs.mode", "mcq")]), 8).unwrap();
         assert_eq!((mcq.nr_queues, mcq.tags), (8, 63));
+        // More CPUs than a host can have queues: one per queue the host has.
+        let big = UfsConfig::from_lookup(&lookup(&[("ufs.mode", "mcq")]), 4096).unwrap();
+        assert_eq!(big.nr_queues, 256);
         assert!(UfsConfig::from_lookup(&lookup(&[("ufs.nutrs", "64")]), 8)
             .unwrap_err()
             .starts_with("ufs.nutrs:"));
