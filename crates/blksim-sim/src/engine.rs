@@ -157,6 +157,8 @@ pub struct TaskResult {
     pub setup_failure: Option<String>,
     /// fio failed the job's setup (`setup_files`): the run exits with an error.
     pub setup_failed: bool,
+    /// fio's message for an offset draw that ended the job (a `zoned_abs` zone past the file).
+    pub draw_failure: Option<&'static str>,
 }
 
 /// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
@@ -450,6 +452,7 @@ impl Sim {
                     None => gen.setup_failure().map(String::from),
                 },
                 setup_failed: job_failure.is_some(),
+                draw_failure: None,
                 terminated: false,
                 sleep: (0, 0),
                 ss: steadystate::SsData::new(&spec.steadystate),
@@ -851,6 +854,7 @@ impl Sim {
                     })
                     .unwrap_or_default(),
                 steadystate: t.ss.as_ref().map(|s| s.report()),
+                draw_failure: t.draw_failure,
                 setup_failure: t.setup_failure,
                 setup_failed: t.setup_failed,
                 error: t.error,

@@ -523,6 +523,8 @@ pub struct IoGen {
     /// bytes when they last moved ([`NO_PROGRESS_IOS`]).
     stalled_ios: u64,
     stall_mark: u64,
+    /// A `zoned_abs` draw landed in a zone that ends past the file.
+    zoned_abs_exceeded: bool,
     total_ios: u64,
     pass_bytes: u64,
     pass_ios: u64,
@@ -633,7 +635,7 @@ impl IoGen {
 
         let zones = spec.strided_zones();
         let mut rngs_mut = rngs.clone();
-        let dist = Self::build_dist(spec, &region, &min_bs, &ba, &mut rngs_mut.dist)?;
+        let dist = Self::build_dist(spec, &region, &min_bs, &mut rngs_mut.dist)?;
         // The dist stream after init (rand_off drawn) is the pass-start state.
         let rngs = rngs_mut;
 
@@ -750,6 +752,7 @@ impl IoGen {
             issued_bytes: [0; 3],
             stalled_ios: 0,
             stall_mark: 0,
+            zoned_abs_exceeded: false,
             total_ios: 0,
             pass_bytes: 0,
             pass_ios: 0,
@@ -777,7 +780,6 @@ impl IoGen {
         spec: &JobSpec,
         region: &Region,
         min_bs: &[u64; 3],
-        ba: &[u64; 3],
         rng: &mut Rng,
     ) -> Result<Dist, ParseError> {
         // __init_rand_distribution: ranges of min(min_bs[R], min_bs[W]) over the region.
@@ -826,19 +828,8 @@ impl IoGen {
                 let idx = zones
                     .clone()
                     .map(|z| Self::zone_index(z.iter().map(|z| (z.access_pct as u64, 0, z.size))));
-                // __get_next_rand_offset_zoned_abs: "zoned_abs sizes exceed file size".
-                for (d, zi) in idx.iter().enumerate() {
-                    if let Some(last) = zi.iter().filter(|z| z.valid).map(|z| z.size).max() {
-                        let range = spec.strided_zones().map(|z| z.range);
-                        let lastb = Self::last_block_of(region, range, min_bs[d], ba[d]);
-                        if last / ba[d] > lastb {
-                            return Err(spec.error_at(
-                                &["random_distribution"],
-                                "zoned_abs sizes exceed file size",
-                            ));
-                        }
-                    }
-                }
+                // Zones past the file are found when a draw lands in one, as in fio
+                // (`__get_next_rand_offset_zoned_abs`); see `zoned_abs_exceeded`.
                 Dist::ZonedAbs(idx)
             }
         })
@@ -927,6 +918,13 @@ impl IoGen {
     /// The job issues nothing: fio failed its setup (see [`JobSetupFailure`]).
     pub fn fail_setup(&mut self) {
         self.finished = true;
+    }
+
+    /// fio's message for an offset draw that failed because a `zoned_abs` zone ends past the
+    /// file (printed once the run is over).
+    pub fn draw_failure(&self) -> Option<&'static str> {
+        self.zoned_abs_exceeded
+            .then_some("fio: zoned_abs sizes exceed file size")
     }
 
     /// fio's message for a job it sets up but cannot run (printed, the job issues nothing).
@@ -1468,6 +1466,9 @@ impl IoGen {
                 let stotal = z.size_prev / ba;
                 let send = z.size / ba;
                 if send > lastb {
+                    // "fio: zoned_abs sizes exceed file size": the offset fails, and with it
+                    // the job's I/O (fio 3.33 says so and ends the job).
+                    self.zoned_abs_exceeded = true;
                     return None;
                 }
                 self.zone_block(send.saturating_sub(stotal))

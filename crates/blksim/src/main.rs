@@ -503,6 +503,9 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         if let Some(m) = &t.setup_failure {
             eprintln!("{m}");
         }
+        if let Some(m) = t.draw_failure {
+            eprintln!("{m}");
+        }
         if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {
             eprintln!(
                 "blksim: {}: replay_skip_bad: {n} malformed trace lines passed over (the first: {first})",

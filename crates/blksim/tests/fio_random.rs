@@ -439,3 +439,24 @@ fn the_null_engine_sizes_files_from_size() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A `zoned_abs` zone that ends past the file is found when a draw lands in it, as in fio
+/// 3.33 (`__get_next_rand_offset_zoned_abs`): "fio: zoned_abs sizes exceed file size", the
+/// offset fails and the job ends after the I/Os it drew before (three here), while the other
+/// jobs run. blksim refused such a job file before running anything.
+#[test]
+fn a_zoned_abs_zone_past_the_file_ends_the_job_at_its_first_draw() {
+    let d = dir("zoned-abs-past");
+    let job = "[j0]\nioengine=null\nfilename=j0.dat\nrw=randwrite\nbs=16k,4k\nsize=512k\n\
+               random_distribution=zoned_abs:60/512k:40/1m\nwrite_iolog=j0.log\n\
+               [j1]\nioengine=null\nfilename=j1.dat\nrw=randread\nbs=4k\nsize=256k\n\
+               write_iolog=j1.log\n";
+    let stderr = run_both(&d, job, &[]);
+    assert!(
+        stderr.contains("fio: zoned_abs sizes exceed file size"),
+        "{stderr}"
+    );
+    compare(&d, "j0.log", Some(3));
+    compare(&d, "j1.log", Some(64));
+    let _ = std::fs::remove_dir_all(&d);
+}

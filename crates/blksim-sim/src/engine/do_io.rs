@@ -930,6 +930,7 @@ impl Sim {
                 self.trace_error.get_or_insert(e);
             }
         }
+        task.draw_failure = task.gen.as_ref().and_then(|g| g.draw_failure());
         task.gen = None;
         // Start the jobs that waited for this one (stonewall).
         for i in 0..self.tasks.len() {

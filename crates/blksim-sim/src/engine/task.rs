@@ -95,6 +95,8 @@ pub(crate) struct Task {
     /// fio's message for a job it could not set up (it runs without I/O).
     pub(crate) setup_failure: Option<String>,
     pub(crate) setup_failed: bool,
+    /// fio's message for the offset draw that ended the job, kept when its generator goes.
+    pub(crate) draw_failure: Option<&'static str>,
     /// fio's `td->terminate`, set by the steady-state check: a job not started yet starts
     /// and ends at once, a sleeping one notices at its sleep's next slice.
     pub(crate) terminated: bool,
