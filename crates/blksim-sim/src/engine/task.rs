@@ -94,6 +94,7 @@ pub(crate) const SQ_THREAD_IDLE_NS: Ns = 1_000_000_000;
 pub(crate) struct Task {
     /// fio's message for a job it could not set up (it runs without I/O).
     pub(crate) setup_failure: Option<String>,
+    /// fio failed the job's setup (`setup_files`): it counts in the run's exit status.
     pub(crate) setup_failed: bool,
     /// fio's message for the offset draw that ended the job, kept when its generator goes.
     pub(crate) draw_failure: Option<&'static str>,
