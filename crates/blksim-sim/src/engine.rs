@@ -157,8 +157,9 @@ pub struct TaskResult {
     pub setup_failure: Option<String>,
     /// fio failed the job's setup (`setup_files`): the run exits with an error.
     pub setup_failed: bool,
-    /// fio's message for an offset draw that ended the job (a `zoned_abs` zone past the file).
-    pub draw_failure: Option<&'static str>,
+    /// fio's message for offset draws that failed (a `zoned_abs` zone past the file), and
+    /// how many did: fio prints it for each.
+    pub draw_failure: Option<(&'static str, u32)>,
 }
 
 /// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
@@ -407,7 +408,13 @@ impl Sim {
                     || (spec.logs.iops.is_some() && !samp.iops_per_io),
                 ..StatsOptions::default()
             };
-            let task_logs = logs::TaskLogs::open(spec, i + 1, &samp, &mut shared_logs)?;
+            // fio's `run_threads` drops a job whose setup failed before any starts: no logs,
+            // no start delay holding back the jobs after it.
+            let task_logs = if job_failure.is_some() {
+                None
+            } else {
+                logs::TaskLogs::open(spec, i + 1, &samp, &mut shared_logs)?
+            };
             let replay = match &spec.replay.file {
                 Some(_) => {
                     let rd = blksim_workload::iolog::IologReader::open_job(&spec.replay)
@@ -440,7 +447,9 @@ impl Sim {
             };
             let mut delay_rng = streams.stream(&format!("job{i}.startdelay"));
             let (lo, hi) = spec.startdelay_ns;
-            let start_delay = if hi > lo {
+            let start_delay = if job_failure.is_some() {
+                0
+            } else if hi > lo {
                 delay_rng.range_inclusive(lo, hi)
             } else {
                 lo

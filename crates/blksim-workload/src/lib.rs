@@ -275,7 +275,12 @@ impl Region {
         };
         let start = start_of(file_bytes)?;
         // A null engine's file ends where its I/O does (below), wherever it starts.
-        if !null && start >= device_bytes {
+        // `setup_files` checks the offset only for a file it sizes from the device (no
+        // `size=`, no `filesize=`): with a byte `size` the job starts past the device's end
+        // and issues nothing (fio 3.33: no message, exit 0).
+        let sized = matches!(spec.size, Some(SizeOrPct::Bytes(b)) if b > 0);
+        let past_the_device = !null && start >= device_bytes && sized && spec.filesize.is_none();
+        if !null && start >= device_bytes && !past_the_device {
             return Err(bad_offset(spec.error_at(
                 &["offset", "offset_increment"],
                 format!(
@@ -286,7 +291,7 @@ impl Region {
         let avail = if null {
             u64::MAX - start
         } else {
-            device_bytes - start
+            device_bytes.saturating_sub(start)
         };
         // `setup_files` checks the offset against `filesize` only for a file whose size is
         // not `filesize` already; the null engine's file is `size / nrfiles` big, and when
@@ -355,7 +360,8 @@ impl Region {
         let bytes = bytes.map_or(len, |b| b.min(len));
         // A file whose start offset is its end (`filesize` = offset, a clone placed there by
         // `offset_increment`) is empty: fio runs the job and it issues nothing.
-        let empty_file = (spec.filesize == Some(start) && len == 0) || past_a_sized_file;
+        let empty_file =
+            (spec.filesize == Some(start) && len == 0) || past_a_sized_file || past_the_device;
         if len < min_bs && !empty_file {
             return Err(spec
                 .error_at(
@@ -461,8 +467,9 @@ struct Rngs {
 }
 
 /// I/Os in a row that a size-bounded job may issue without the bytes that end it moving
-/// before it stops with [`IoGen::no_progress`]. A trimwrite job alternates uncounted trims
-/// with counted writes, so a legitimate run of them is one long; 2^20 leaves every real job
+/// before it stops with [`IoGen::no_progress`]; a pass that ends resets the count, since
+/// `keep_running` counts every direction. A trimwrite job alternates uncounted trims with
+/// counted writes, so a legitimate run of them is one long; 2^20 leaves every real job
 /// alone and stops fio's endless loops (which would never return at a standstill of virtual
 /// time with the null engine) within a fraction of a second.
 pub const NO_PROGRESS_IOS: u64 = 1 << 20;
@@ -523,8 +530,9 @@ pub struct IoGen {
     /// bytes when they last moved ([`NO_PROGRESS_IOS`]).
     stalled_ios: u64,
     stall_mark: u64,
-    /// A `zoned_abs` draw landed in a zone that ends past the file.
-    zoned_abs_exceeded: bool,
+    /// `zoned_abs` draws that landed in a zone ending past the file (fio prints a line for
+    /// each).
+    zoned_abs_exceeded: u32,
     total_ios: u64,
     pass_bytes: u64,
     pass_ios: u64,
@@ -752,7 +760,7 @@ impl IoGen {
             issued_bytes: [0; 3],
             stalled_ios: 0,
             stall_mark: 0,
-            zoned_abs_exceeded: false,
+            zoned_abs_exceeded: 0,
             total_ios: 0,
             pass_bytes: 0,
             pass_ios: 0,
@@ -921,10 +929,12 @@ impl IoGen {
     }
 
     /// fio's message for an offset draw that failed because a `zoned_abs` zone ends past the
-    /// file (printed once the run is over).
-    pub fn draw_failure(&self) -> Option<&'static str> {
-        self.zoned_abs_exceeded
-            .then_some("fio: zoned_abs sizes exceed file size")
+    /// file, and how many times it came (printed once the run is over).
+    pub fn draw_failure(&self) -> Option<(&'static str, u32)> {
+        (self.zoned_abs_exceeded > 0).then_some((
+            "fio: zoned_abs sizes exceed file size",
+            self.zoned_abs_exceeded,
+        ))
     }
 
     /// fio's message for a job it sets up but cannot run (printed, the job issues nothing).
@@ -1019,9 +1029,10 @@ impl IoGen {
         self.total_ios += 1;
         self.pass_ios += 1;
         self.pass_bytes += u.len;
-        // Only a job that its bytes end can stall: number_ios counts every I/O, and a
-        // time-based job ends at its runtime.
-        if !self.time_based && self.ios_limit == 0 {
+        // Only a job that its counted bytes alone end can stall: number_ios counts every
+        // I/O, a time-based job ends at its runtime, and a pass of bytes that the engine
+        // queued (not a sync engine's) counts trims too (`bytes_issued` in `do_io`).
+        if !self.time_based && self.ios_limit == 0 && self.pass_total_bytes == u64::MAX {
             let counted = self.counted_bytes();
             if counted == self.stall_mark {
                 self.stalled_ios += 1;
@@ -1070,7 +1081,7 @@ impl IoGen {
     pub fn no_progress(&self) -> Option<String> {
         (self.stalled_ios >= NO_PROGRESS_IOS).then(|| {
             format!(
-                "{NO_PROGRESS_IOS} I/Os in a row without the bytes that end the job (size, io_size) moving: fio 3.33 issues them forever here (a trimwrite job whose offsets wrap onto a block it already wrote trims it again and again, and only its writes count); bound the job with number_ios or runtime, or give it a region its offsets do not wrap in"
+                "{NO_PROGRESS_IOS} I/Os in a row without the bytes that end the job (size, io_size) moving: fio 3.33 issues them forever here (a trimwrite job whose offsets wrap onto a block it already wrote trims it again and again, and only its writes count); bound the job with number_ios, or give it a region its offsets do not wrap in"
             )
         })
     }
@@ -1106,6 +1117,9 @@ impl IoGen {
 
     /// `clear_io_state`: files reset, rwmix counter reset, streams re-seeded (randrepeat).
     fn new_pass(&mut self) {
+        // A pass that ended brought the job nearer its end: `keep_running` counts every
+        // direction's bytes (trims too), against `io_size`.
+        self.stalled_ios = 0;
         self.passes += 1;
         self.verified = false;
         self.pass_bytes = 0;
@@ -1467,8 +1481,8 @@ impl IoGen {
                 let send = z.size / ba;
                 if send > lastb {
                     // "fio: zoned_abs sizes exceed file size": the offset fails, and with it
-                    // the job's I/O (fio 3.33 says so and ends the job).
-                    self.zoned_abs_exceeded = true;
+                    // the pass (fio 3.33 says so each time).
+                    self.zoned_abs_exceeded = self.zoned_abs_exceeded.saturating_add(1);
                     return None;
                 }
                 self.zone_block(send.saturating_sub(stotal))

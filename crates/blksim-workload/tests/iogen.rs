@@ -811,7 +811,17 @@ fn region_resolution() {
         Region::resolve(&s, 0, 4 * M + 512 * K).unwrap().len,
         512 * K
     );
-    assert!(Region::resolve(&s, 30, 64 * M).is_err());
+    // Past the device with a byte size: fio's setup_files sizes the file from size= and
+    // does not check the offset; the job has nothing to do. Without a size it is checked,
+    // and fio fails that job alone.
+    assert_eq!(Region::resolve(&s, 30, 64 * M).unwrap().len, 0);
+    let mut unsized_job = s.clone();
+    unsized_job.size = None;
+    assert!(Region::resolve(&unsized_job, 30, 64 * M).is_err());
+    assert!(matches!(
+        Region::resolve_in_run(&unsized_job, 30, 64 * M),
+        Ok(Err(f)) if f.fio_lines == ["t: you need to specify valid offset="] && f.errno == 0
+    ));
     // percentages: offset aligned up, size of the device aligned down
     s.offset = SizeOrPct::PctMilli(10_000); // 10%
     s.size = Some(SizeOrPct::PctMilli(50_000));

@@ -240,6 +240,17 @@ pub fn run(req: &Request) -> Result<RunReport, Error> {
         },
         RunError::Run(message) => Error::Run { message },
     })?;
+    // A job fio fails at setup makes fio exit with an error, though the others ran: a caller
+    // without a terminal to print fio's lines to gets the error instead of a report in which
+    // that job silently did nothing.
+    if let Some(m) = out
+        .tasks
+        .iter()
+        .find(|t| t.setup_failed)
+        .and_then(|t| t.setup_failure.clone())
+    {
+        return Err(Error::Run { message: m });
+    }
     let mut report = setup::build_report(
         &jobs,
         &profile,
@@ -425,6 +436,19 @@ mod tests {
         let mut r = req("[a]\nrw=randread\nsize=1g\ntime_based=1\nruntime=1h\n");
         r.max_events = Some(10_000);
         assert!(matches!(run(&r).unwrap_err(), Error::Run { .. }));
+        // A job fio fails at setup: the caller hears fio's line and blksim's, with the job
+        // file line, not a report in which the job did nothing.
+        let r = req("[a]\nrw=read\nsize=1m\n[b]\nrw=read\nfilesize=1m\nsize=1m\noffset=2m\n");
+        match run(&r).unwrap_err() {
+            Error::Run { message } => {
+                assert!(
+                    message.starts_with("b: you need to specify valid offset="),
+                    "{message}"
+                );
+                assert!(message.contains("a.fio:8: option 'offset'"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     /// What only the run can judge still names the job line and option: an unknown

@@ -503,8 +503,10 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         if let Some(m) = &t.setup_failure {
             eprintln!("{m}");
         }
-        if let Some(m) = t.draw_failure {
-            eprintln!("{m}");
+        if let Some((m, n)) = t.draw_failure {
+            for _ in 0..n {
+                eprintln!("{m}");
+            }
         }
         if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {
             eprintln!(

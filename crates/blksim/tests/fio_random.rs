@@ -442,8 +442,8 @@ fn the_null_engine_sizes_files_from_size() {
 
 /// A `zoned_abs` zone that ends past the file is found when a draw lands in it, as in fio
 /// 3.33 (`__get_next_rand_offset_zoned_abs`): "fio: zoned_abs sizes exceed file size", the
-/// offset fails and the job ends after the I/Os it drew before (three here), while the other
-/// jobs run. blksim refused such a job file before running anything.
+/// offset fails and the pass ends after the I/Os it drew before (three here; one pass, so the
+/// job ends), while the other jobs run. blksim refused such a job file before running anything.
 #[test]
 fn a_zoned_abs_zone_past_the_file_ends_the_job_at_its_first_draw() {
     let d = dir("zoned-abs-past");

@@ -215,4 +215,21 @@ fn a_trimwrite_that_trims_one_block_forever_stops_with_an_error() {
     let job = &v["jobs"][0];
     assert_eq!(job["trim"]["total_ios"], 16, "{job}");
     assert_eq!(job["write"]["total_ios"], 16, "{job}");
+    // Queued two at a time, the trims count toward the pass (`bytes_issued`, which fio's
+    // trimwrite pass stretches by io_size): 8 KiB + 64 MiB of them, then the pass ends.
+    // fio 3.33 issues 16385 trims and 1 write too.
+    let v = run_ok(&[
+        "run",
+        "--name=j",
+        "--rw=trimwrite:4096",
+        "--ioengine=null",
+        "--bs=4k",
+        "--size=8k",
+        "--io_size=64m",
+        "--iodepth=2",
+        "--output-format=json",
+    ]);
+    let job = &v["jobs"][0];
+    assert_eq!(job["trim"]["total_ios"], 16385, "{job}");
+    assert_eq!(job["write"]["total_ios"], 1, "{job}");
 }

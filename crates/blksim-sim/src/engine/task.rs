@@ -97,7 +97,7 @@ pub(crate) struct Task {
     /// fio failed the job's setup (`setup_files`): it counts in the run's exit status.
     pub(crate) setup_failed: bool,
     /// fio's message for the offset draw that ended the job, kept when its generator goes.
-    pub(crate) draw_failure: Option<&'static str>,
+    pub(crate) draw_failure: Option<(&'static str, u32)>,
     /// fio's `td->terminate`, set by the steady-state check: a job not started yet starts
     /// and ends at once, a sleeping one notices at its sleep's next slice.
     pub(crate) terminated: bool,
