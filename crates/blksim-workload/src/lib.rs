@@ -202,6 +202,17 @@ impl Region {
         device_bytes: u64,
     ) -> Result<Region, RegionFailure> {
         let min_bs = td_min_bs(spec);
+        // `fixup_options`: a byte size under the smallest block size refuses the whole run.
+        if let Some(SizeOrPct::Bytes(b @ 1..)) = spec.size {
+            if b < min_bs {
+                return Err(spec
+                    .error_at(
+                        &["size"],
+                        format!("size too small, must not be less than minimum block size: {b} < {min_bs}"),
+                    )
+                    .into());
+            }
+        }
         // `setup_files`' "you need to specify valid offset=" (no `td_verror`).
         let bad_offset = |detail: ParseError| {
             RegionFailure::Job(JobSetupFailure {
@@ -363,14 +374,18 @@ impl Region {
         let empty_file =
             (spec.filesize == Some(start) && len == 0) || past_a_sized_file || past_the_device;
         if len < min_bs && !empty_file {
-            return Err(spec
-                .error_at(
+            // `setup_files`' "blocksize is larger than data set range" (`err_out`, no
+            // `td_verror`): fio fails this job alone.
+            return Err(RegionFailure::Job(JobSetupFailure {
+                fio_lines: vec!["fio: blocksize is larger than data set range".into()],
+                errno: 0,
+                detail: spec.error_at(
                     &["size", "filesize", "offset", "bs", "bsrange", "bssplit"],
                     format!(
                         "blocksize is larger than data set range ({len} bytes available, block size {min_bs})"
                     ),
-                )
-                .into());
+                ),
+            }));
         }
         // setup_files: a null engine's regular file grows to where its I/O ends
         // (`real_file_size = io_size + file_offset`), so fio wraps (or stops) there; a device

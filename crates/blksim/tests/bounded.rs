@@ -351,7 +351,7 @@ fn semantic_errors_name_file_line_and_option() {
     let cases: [(&str, &str); 6] = [
         (
             "[global]\nbs=4k\n\n[a]\nrw=read\nsize=1k\n",
-            ":6: option 'size': blocksize is larger than data set range",
+            ":6: option 'size': size too small, must not be less than minimum block size: 1024 < 4096",
         ),
         (
             "[a]\nrw=read\nsize=1m\nioscheduler=cfq\n",
@@ -397,7 +397,7 @@ fn semantic_errors_name_file_line_and_option() {
     ]);
     assert!(
         o.stderr
-            .contains("<command line>:3: option 'size': blocksize is larger"),
+            .contains("<command line>:3: option 'size': size too small"),
         "{}",
         o.stderr
     );

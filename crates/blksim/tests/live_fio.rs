@@ -534,8 +534,8 @@ fn steadystate_matches_fio() {
 }
 
 /// A job that fio 3.33 cannot set up fails alone: `setup_files` ("you need to specify valid
-/// offset=", no error code) or `total_file_size` on a null-engine job that nothing sizes ("you
-/// need to specify size=", EINVAL). That job issues nothing and stays in the JSON report, the
+/// offset=", "blocksize is larger than data set range", no error code) or `total_file_size` on
+/// a null-engine job that nothing sizes ("you need to specify size=", EINVAL). That job issues nothing and stays in the JSON report, the
 /// others run, and fio exits with 1. A null-engine file already `filesize` big is not checked:
 /// an offset past it leaves the job nothing to do, and fio exits with 0.
 #[test]
@@ -558,6 +558,11 @@ fn a_job_that_fio_cannot_set_up_fails_alone() {
             "offset past a null file of filesize",
             "[b]\nioengine=null\nfilename=b.dat\nrw=read\nbs=4k\nsize=1m\nfilesize=1m\noffset=2m\n",
             0,
+        ),
+        (
+            "a data set smaller than the block size",
+            "[b]\nioengine=psync\nfilename=b.dat\nrw=read\nbs=4k\nfilesize=1m\noffset=1022k\n",
+            1,
         ),
         // fio drops the failed job before any starts: its start delay holds nothing back
         // (every job's `elapsed` stays 1) and it writes no logs.
