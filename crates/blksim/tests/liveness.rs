@@ -201,35 +201,32 @@ fn a_trimwrite_that_trims_one_block_forever_stops_with_an_error() {
         err.contains("job 'j': 1048576 I/Os in a row without the bytes that end the job"),
         "{err}"
     );
+    // (trims, writes) of the same pattern with more options, from its JSON report.
+    let counts = |more: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--name=j",
+            "--rw=trimwrite:4096",
+            "--ioengine=null",
+            "--bs=4k",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(more);
+        let v = run_ok(&a);
+        let job = &v["jobs"][0];
+        (
+            job["trim"]["total_ios"].as_u64(),
+            job["write"]["total_ios"].as_u64(),
+        )
+    };
     // 64 KiB: trim and write every other block, twice over, 16 of each as fio 3.33 reports
     // (`fio --name=j --rw=trimwrite:4096 --ioengine=null --bs=4k --size=64k`).
-    let v = run_ok(&[
-        "run",
-        "--name=j",
-        "--rw=trimwrite:4096",
-        "--ioengine=null",
-        "--bs=4k",
-        "--size=64k",
-        "--output-format=json",
-    ]);
-    let job = &v["jobs"][0];
-    assert_eq!(job["trim"]["total_ios"], 16, "{job}");
-    assert_eq!(job["write"]["total_ios"], 16, "{job}");
+    assert_eq!(counts(&["--size=64k"]), (Some(16), Some(16)));
     // Queued two at a time, the trims count toward the pass (`bytes_issued`, which fio's
     // trimwrite pass stretches by io_size): 8 KiB + 64 MiB of them, then the pass ends.
     // fio 3.33 issues 16385 trims and 1 write too.
-    let v = run_ok(&[
-        "run",
-        "--name=j",
-        "--rw=trimwrite:4096",
-        "--ioengine=null",
-        "--bs=4k",
-        "--size=8k",
-        "--io_size=64m",
-        "--iodepth=2",
-        "--output-format=json",
-    ]);
-    let job = &v["jobs"][0];
-    assert_eq!(job["trim"]["total_ios"], 16385, "{job}");
-    assert_eq!(job["write"]["total_ios"], 1, "{job}");
+    assert_eq!(
+        counts(&["--size=8k", "--io_size=64m", "--iodepth=2"]),
+        (Some(16385), Some(1))
+    );
 }
