@@ -34,14 +34,11 @@ fi
 root=$PWD
 raw="$root/target/pgo-gen/profraw"
 merged="$root/target/pgo-gen/merged.profdata"
-rm -rf "$raw"
-mkdir -p "$raw"
 
 echo "scripts/build-pgo.sh: instrumented build (target/pgo-gen)" >&2
 RUSTFLAGS="-Cprofile-generate=$raw" cargo build --release -p blksim --target-dir target/pgo-gen
 gen="$root/target/pgo-gen/release/blksim"
-# The build scripts of the instrumented build wrote profiles of their own; only the runs below
-# count.
+# Only the runs below count: not an earlier build's, nor the build scripts' of this one.
 rm -rf "$raw"
 mkdir -p "$raw"
 
@@ -49,7 +46,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The training set: one `blksim run` per line of scripts/pgo-training.txt.
-s3=repro/section3/section3.fio
 n=0
 while IFS= read -r line; do
   case "$line" in '' | '#'*) continue ;; esac
@@ -69,7 +65,7 @@ echo "scripts/build-pgo.sh: optimised build (target/pgo)" >&2
 RUSTFLAGS="-Cprofile-use=$merged" \
   cargo build --release -p blksim --target-dir target/pgo
 pgo="$root/target/pgo/release/blksim"
-check=("$s3" --device=null_blk-server --set=queue.scheduler=mq-deadline --runtime=5ms --output-format=normal,json+)
+check=(repro/section3/section3.fio --device=null_blk-server --set=queue.scheduler=mq-deadline --runtime=5ms --output-format=normal,json+)
 BLKSIM_FAKE_TIME=1795310737 "$gen" run "${check[@]}" >"$work/gen.out"
 BLKSIM_FAKE_TIME=1795310737 "$pgo" run "${check[@]}" >"$work/pgo.out"
 if ! cmp -s "$work/gen.out" "$work/pgo.out"; then

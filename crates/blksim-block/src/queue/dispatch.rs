@@ -227,6 +227,12 @@ impl RequestQueue {
         };
         self.reap_elv_released(now, out);
         if run {
+            // Every hctx, as `blk_mq_run_hw_queues` did before Jan Kara's 2021 change
+            // ("blk-mq: Improve performance of non-mq IO schedulers with multiple HW
+            // queues"). Since then it runs, for an elevator without ELEVATOR_F_MQ_AWARE (mq-deadline, bfq), only
+            // `blk_mq_get_sq_hctx` (the calling CPU's) and hctxs with a non-empty dispatch
+            // list; not modelled yet, which costs a run of every hctx per timer on devices
+            // with many hardware queues.
             for h in 0..self.hctxs.len() {
                 self.delay_run_hw_queue(h as u16, 0, now, out);
             }
