@@ -102,6 +102,15 @@ pub trait Elevator {
     /// The CPU footprint of this elevator's hooks (see [`CpuFootprint`]).
     fn cpu_footprint(&self) -> CpuFootprint;
 
+    /// `QUEUE_FLAG_SQ_SCHED` (`blk_queue_sq_sched`), which `dd_init_sched` and
+    /// `bfq_init_queue` set: the elevator ignores the hctx it dispatches for, so
+    /// `blk_mq_run_hw_queues` runs only the calling CPU's hctx (`blk_mq_get_sq_hctx`) and the
+    /// hctxs with requests on their dispatch list, not every hctx. kyber keeps per-hctx
+    /// state and leaves it unset.
+    fn sq_sched(&self) -> bool {
+        false
+    }
+
     /// `insert_requests`: add requests (in list order). `at_head` for requeues and
     /// `BLK_MQ_INSERT_AT_HEAD`.
     fn insert_requests(&mut self, pool: &mut RqPool, rqs: &[RqId], at_head: bool, now: Ns);

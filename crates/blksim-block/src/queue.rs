@@ -436,6 +436,11 @@ impl RequestQueue {
         }
     }
 
+    /// The CPU of the context that ran block-layer code last (a timer it armed fires there).
+    pub fn ctx_cpu(&self) -> u16 {
+        self.ctx_cpu
+    }
+
     /// `blk_mq_map_queues`: CPU → hardware queue.
     pub fn cpu_to_hctx(&self, cpu: u16) -> u16 {
         (cpu as usize % self.hctxs.len()) as u16

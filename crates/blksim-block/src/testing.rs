@@ -104,12 +104,22 @@ pub struct Fifo {
     q: VecDeque<RqId>,
     async_depth: Option<u32>,
     dispatched: u64,
+    /// Claim per-hctx dispatch (kyber's kind) instead of `QUEUE_FLAG_SQ_SCHED`.
+    mq_aware: bool,
 }
 
 impl Fifo {
     pub fn with_async_depth(async_depth: Option<u32>) -> Self {
         Fifo {
             async_depth,
+            ..Fifo::default()
+        }
+    }
+
+    /// A FIFO that does not set `QUEUE_FLAG_SQ_SCHED`, so every hctx is run for it.
+    pub fn mq_aware() -> Self {
+        Fifo {
+            mq_aware: true,
             ..Fifo::default()
         }
     }
@@ -126,6 +136,9 @@ impl Elevator for Fifo {
     }
     fn name(&self) -> &'static str {
         "fifo"
+    }
+    fn sq_sched(&self) -> bool {
+        !self.mq_aware
     }
     fn insert_requests(&mut self, _pool: &mut RqPool, rqs: &[RqId], at_head: bool, _now: Ns) {
         for &r in rqs {
@@ -252,7 +265,7 @@ impl Bench {
                 Ev::Timer(at) => {
                     if self.timer_at == Some(at) {
                         self.timer_at = None;
-                        self.q.elevator_timer(now, &mut self.out);
+                        self.q.elevator_timer(now, 0, &mut self.out);
                     }
                 }
             }

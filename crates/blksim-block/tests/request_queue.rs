@@ -130,3 +130,42 @@ fn a_requeued_attempt_is_driver_time() {
     assert_eq!(total(Stage::Driver), 20 * US, "{spans:?}");
     assert_eq!(total(Stage::BlockLayer), 0, "{spans:?}");
 }
+
+/// `blk_mq_run_hw_queues(q, true)` on CPU 2 (an elevator's timer, bfq's
+/// `bfq_schedule_dispatch`) with requests waiting in the elevator: a single-queue elevator
+/// (`QUEUE_FLAG_SQ_SCHED`) gets a run of CPU 2's hctx only (`blk_mq_get_sq_hctx`), an
+/// mq-aware one a run of every hctx, since each has work (`blk_mq_hctx_has_pending`).
+#[test]
+fn run_hw_queues_runs_only_the_callers_hctx_for_a_single_queue_elevator() {
+    use blksim_block::testing::Fifo;
+    for (elv, want) in [
+        (Fifo::default(), vec![2]),
+        (Fifo::mq_aware(), vec![0, 1, 2, 3]),
+    ] {
+        // 4 hardware queues of one tag each, 4 CPUs.
+        let mut drv = FakeDrv::fixed(4, 1, 10 * US);
+        let mut rng = blksim_core::Rng::from_seed(1);
+        let q = RequestQueue::new(
+            QueueLimits::default(),
+            Some(Box::new(elv)),
+            4,
+            1,
+            4,
+            &mut rng,
+        );
+        let mut r = Bench::new(q, 4);
+        // Four reads from CPU 0 wait in the elevator (the hctx 0 run they asked for has not
+        // been carried out).
+        for i in 0..4u64 {
+            let mut b = Bench::bio(i, Op::Read, 0, i * 64, 8, 0);
+            b.task = i as u32;
+            let _ = r.submit(&mut drv, b, 0);
+        }
+        assert!(drv.seen.is_empty());
+        r.out.hw_runs.clear();
+        let mut t = 1;
+        r.q.run_hw_queues_async(2, &mut t, &mut r.out);
+        let runs: Vec<u16> = r.out.hw_runs.iter().map(|&(h, _)| h).collect();
+        assert_eq!(runs, want);
+    }
+}

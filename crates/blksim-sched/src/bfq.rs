@@ -1786,6 +1786,11 @@ impl Elevator for Bfq {
         "bfq"
     }
 
+    /// `bfq_init_queue` sets `QUEUE_FLAG_SQ_SCHED`.
+    fn sq_sched(&self) -> bool {
+        true
+    }
+
     /// 270 % of mq-deadline's hook costs: Documentation/block/bfq-iosched.rst measures
     /// ~1.9 us per request (insert + dispatch + completion) against ~0.7 us for mq-deadline.
     /// One `bfqd->lock` taken per request on insert (`bfq_insert_requests` →

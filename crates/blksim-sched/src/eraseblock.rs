@@ -575,6 +575,11 @@ impl Elevator for EraseBlock {
         "eraseblock"
     }
 
+    /// One queue for the device, as mq-deadline's (`QUEUE_FLAG_SQ_SCHED`).
+    fn sq_sched(&self) -> bool {
+        true
+    }
+
     /// mq-deadline's footprint: reads and ungroupable writes go through the mq-deadline it
     /// wraps, under one lock per list and per dispatch; the grouping of writes by erase block
     /// is a lookup in the same lists (blksim model, no measurement of its own).

@@ -392,6 +392,11 @@ impl Elevator for MqDeadline {
         "mq-deadline"
     }
 
+    /// `dd_init_sched` sets `QUEUE_FLAG_SQ_SCHED`.
+    fn sq_sched(&self) -> bool {
+        true
+    }
+
     /// The reference elevator of the platform costs (100 %). One `dd->lock` for merge, insert
     /// (once per list, `dd_insert_requests`) and dispatch; `dd_finish_request` is lock-free.
     /// Cold lines written per hook: merge 2 (`per_prio[BE]` sort_list root, hash bucket:

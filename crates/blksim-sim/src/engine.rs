@@ -245,6 +245,8 @@ pub struct Sim {
     platform: Platform,
     digest: Digest,
     elv_timer_at: Option<Ns>,
+    /// The CPU that armed the elevator timer, where it fires.
+    elv_timer_cpu: u16,
     trace: Option<blksim_trace::BlktraceWriter>,
     /// A blktrace or log file write failed: the run stops with it.
     trace_error: Option<String>,
@@ -626,6 +628,7 @@ impl Sim {
             platform,
             digest: Digest::default(),
             elv_timer_at: None,
+            elv_timer_cpu: 0,
             trace,
             trace_error: None,
             capacity_bytes,
@@ -1074,7 +1077,8 @@ impl Sim {
             Ev::ElvTimer(at) => {
                 if self.elv_timer_at == Some(at) {
                     self.elv_timer_at = None;
-                    self.queue.elevator_timer(now, &mut self.out);
+                    self.queue
+                        .elevator_timer(now, self.elv_timer_cpu, &mut self.out);
                 }
             }
             Ev::StartQueues => self
@@ -1258,6 +1262,7 @@ impl Sim {
             if self.elv_timer_at.map(|cur| t < cur).unwrap_or(true) {
                 let at = t.max(now);
                 self.elv_timer_at = Some(at);
+                self.elv_timer_cpu = self.queue.ctx_cpu();
                 self.evq.push(at, Ev::ElvTimer(at));
             }
         }

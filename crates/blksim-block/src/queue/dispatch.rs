@@ -218,8 +218,9 @@ impl RequestQueue {
         self.hctxs[hctx as usize].run_at
     }
 
-    /// The elevator's timer fired (bfq idling, kyber's statistics timer).
-    pub fn elevator_timer(&mut self, now: Ns, out: &mut BlkOut) {
+    /// The elevator's timer fired (bfq idling, kyber's statistics timer) on `cpu`, the CPU
+    /// that armed it (an hrtimer fires where it was started).
+    pub fn elevator_timer(&mut self, now: Ns, cpu: u16, out: &mut BlkOut) {
         let now = &mut { now };
         let run = match self.elevator.as_mut() {
             Some(e) => e.timer(&mut self.pool, *now),
@@ -227,13 +228,33 @@ impl RequestQueue {
         };
         self.reap_elv_released(now, out);
         if run {
-            // Every hctx, as `blk_mq_run_hw_queues` did before Jan Kara's 2021 change
-            // ("blk-mq: Improve performance of non-mq IO schedulers with multiple HW
-            // queues"). Since then it runs, for an elevator without ELEVATOR_F_MQ_AWARE (mq-deadline, bfq), only
-            // `blk_mq_get_sq_hctx` (the calling CPU's) and hctxs with a non-empty dispatch
-            // list; not modelled yet, which costs a run of every hctx per timer on devices
-            // with many hardware queues.
-            for h in 0..self.hctxs.len() {
+            // `bfq_idle_slice_timer` → `bfq_schedule_dispatch` → `blk_mq_run_hw_queues(q, true)`.
+            self.ctx_cpu = cpu;
+            self.run_hw_queues_async(cpu, now, out);
+        }
+    }
+
+    /// `blk_mq_run_hw_queues(q, true)` called on `cpu`. With a single-queue elevator
+    /// (`blk_queue_sq_sched`) only `blk_mq_get_sq_hctx`, the hctx of `cpu`'s software queue
+    /// (unless stopped), and hctxs whose dispatch list holds requests are run: the elevator
+    /// dispatches the same requests from any hctx, so running every one only contends on its
+    /// lock (Jan Kara, "blk-mq: Improve performance of non-mq IO schedulers with multiple HW
+    /// queues", 2021). Otherwise every hctx with pending work (`blk_mq_run_hw_queue`'s
+    /// `blk_mq_hctx_has_pending` check).
+    pub fn run_hw_queues_async(&mut self, cpu: u16, now: &mut Ns, out: &mut BlkOut) {
+        let sq_hctx = match &self.elevator {
+            Some(e) if e.sq_sched() => {
+                let h = self.cpu_to_hctx(cpu);
+                (!self.hctxs[h as usize].stopped).then_some(h as usize)
+            }
+            _ => None,
+        };
+        for h in 0..self.hctxs.len() {
+            if self.hctxs[h].stopped {
+                continue;
+            }
+            let chosen = sq_hctx.is_none_or(|sq| sq == h) || !self.hctxs[h].dispatch.is_empty();
+            if chosen && self.hctx_has_work(h) {
                 self.delay_run_hw_queue(h as u16, 0, now, out);
             }
         }
