@@ -24,8 +24,8 @@
 //! 4 KiB random writes, the two maps were most of the simulator's time).
 //!
 //! The footprint of random writes on a large device can still be millions of extents
-//! (~30 bytes each in a map's sparse form, at most 64 in its dense form of one version per
-//! 4 KiB granule, which it takes only while it spans at most 8 granules per extent). So the
+//! (~30 bytes each in a map's sparse form, at most 128 in its dense form of one version per
+//! 4 KiB granule, which it keeps only while it spans at most 16 granules per extent). So the
 //! oracle has a budget ([`EXTENT_BUDGET`] extents per map): when a map outgrows it, the
 //! oracle stops tracking half of the 1 MiB stripes it still tracks (chosen by a hash of the
 //! stripe number, so deterministic and spread over the device) and drops their extents.
@@ -46,7 +46,7 @@ use blksim_core::hash::FxHashMap;
 pub const INTERNAL_TOKEN: u64 = 1 << 63;
 
 /// Extents either map may hold before the oracle tracks half as many stripes (at most
-/// 16 MiB per map, in either form).
+/// 32 MiB per map, in either form).
 pub const EXTENT_BUDGET: usize = 1 << 18;
 
 /// Sectors per sampling stripe: 1 MiB.

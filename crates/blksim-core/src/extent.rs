@@ -15,9 +15,9 @@ use dense::{Dense, GRANULE_SHIFT};
 const LEAF_MAX: usize = 64;
 
 /// Extents before the map considers its dense form (a granule array), and the most granules
-/// that form may span per extent: at 8, it takes at most 64 bytes per extent where the sparse
-/// form takes about 30, and the 1 GiB device of the `server` bench turns dense at 2^15
-/// extents.
+/// that form may span per extent when it is entered or grown (zero sets may thin it to twice
+/// that before it falls back): at most 128 bytes per extent where the sparse form takes about
+/// 30. The 1 GiB device of the `server` bench turns dense at 2^15 extents.
 const DENSE_MIN_EXTENTS: usize = 1024;
 const DENSE_SPAN_PER_EXTENT: u64 = 8;
 
@@ -65,7 +65,12 @@ impl ExtentMap {
         }
         if let Form::Dense(d) = &mut self.form {
             let max_span = DENSE_SPAN_PER_EXTENT * (d.runs() + 1).max(DENSE_MIN_EXTENTS) as u64;
-            if d.set(s >> GRANULE_SHIFT, e >> GRANULE_SHIFT, v, max_span) {
+            // A zero set never grows the span, but it can leave few runs in a large one: that
+            // falls back at twice the span a set may grow to, which bounds the memory at 16
+            // granules per extent.
+            if d.set(s >> GRANULE_SHIFT, e >> GRANULE_SHIFT, v, max_span)
+                && (v != 0 || d.span() <= 2 * max_span)
+            {
                 return;
             }
             // Too sparse for the granule array now: back to extents.
@@ -598,6 +603,50 @@ mod tests {
         let mut sectors: Vec<u64> = a.iter().flat_map(|&v| [v; 8]).collect();
         sectors[3..5].fill(2);
         check_against(&m, &sectors, 1, &mut next);
+    }
+
+    /// An empty or reversed read gives no piece in either form; a dense map near the top of
+    /// the sector space reads its last granule right; a zero set that leaves a dense map with
+    /// far fewer runs than its span allows turns it sparse (its memory stays bounded).
+    #[test]
+    fn the_dense_form_at_its_edges() {
+        let mut m = ExtentMap::default();
+        for g in (0..40_000u64).step_by(2) {
+            m.set(g * 8, g * 8 + 8, 1);
+        }
+        assert!(m.is_dense());
+        assert_eq!(m.get(3, 3), vec![]);
+        assert_eq!(m.get(5, 2), vec![]);
+        // Thin it, one granule at a time, down to 10 runs over 40 000 granules: more than 16
+        // granules per run (of the 1024 the form always allows).
+        for g in (20..39_980u64).step_by(2) {
+            m.set(g * 8, g * 8 + 8, 0);
+        }
+        assert!(!m.is_dense());
+        assert_eq!(m.extents(), 20);
+        assert_eq!(m.iter().last(), Some((39_998 * 8, 39_999 * 8, 1)));
+
+        let top = (u64::MAX >> 3) - 4096;
+        let mut m = ExtentMap::default();
+        for g in (top..top + 2048).step_by(2) {
+            m.set(g * 8, g * 8 + 8, 2);
+        }
+        assert!(m.is_dense());
+        // Grow the span to the last granule a set can end at (2^64 - 8: the one after it
+        // would end at 2^64).
+        let last = !7u64 - 8;
+        m.set(last, last + 8, 3);
+        assert!(m.is_dense());
+        let got = m.get(last - 8, u64::MAX);
+        assert_eq!(
+            got,
+            vec![
+                (last - 8, last, 0),
+                (last, last + 8, 3),
+                (last + 8, u64::MAX, 0)
+            ]
+        );
+        assert_eq!(m.iter().last(), Some((last, last + 8, 3)));
     }
 
     /// The dense form's span ends in zeroed granules: a read from before it to past it still

@@ -12,6 +12,9 @@
 /// Sectors per granule, as a shift: 8 sectors, 4 KiB.
 pub(super) const GRANULE_SHIFT: u32 = 3;
 
+/// One past the last granule of the sector space.
+const END: u64 = 1 << (64 - GRANULE_SHIFT);
+
 #[derive(Clone, Debug, Default)]
 pub(super) struct Dense {
     /// The first granule `vals` holds; granules outside `base .. base + vals.len()` are 0.
@@ -31,6 +34,11 @@ impl Dense {
 
     pub(super) fn runs(&self) -> usize {
         self.runs
+    }
+
+    /// Granules held.
+    pub(super) fn span(&self) -> u64 {
+        self.vals.len() as u64
     }
 
     fn end(&self) -> u64 {
@@ -82,7 +90,8 @@ impl Dense {
             nlo -= slack.min(nlo).min(max_span - (nhi - nlo));
         }
         if nhi > hi {
-            nhi += slack.min(max_span - (nhi - nlo)).min(u64::MAX - nhi);
+            // Not past the last granule of a 64-bit sector space.
+            nhi += slack.min(max_span - (nhi - nlo)).min(END - nhi);
         }
         if nlo < lo {
             let mut v = vec![0; (lo - nlo) as usize];
@@ -124,6 +133,9 @@ impl Dense {
     /// The values over sectors `[s, e)` as consecutive maximal pieces, into `out` (cleared).
     pub(super) fn get_into(&self, s: u64, e: u64, out: &mut Vec<(u64, u64, u64)>) {
         out.clear();
+        if s >= e {
+            return;
+        }
         let mut pos = s;
         let g0 = (s >> GRANULE_SHIFT).max(self.base);
         let g1 = e.div_ceil(1 << GRANULE_SHIFT).min(self.end());
@@ -135,7 +147,8 @@ impl Dense {
                 h += 1;
             }
             let a = (g << GRANULE_SHIFT).max(s);
-            let b = (h << GRANULE_SHIFT).min(e);
+            // `h` may be `END`, whose first sector is 2^64.
+            let b = h.checked_mul(1 << GRANULE_SHIFT).map_or(e, |x| x.min(e));
             if a > pos {
                 push(out, pos, a, 0);
             }
