@@ -245,7 +245,9 @@ pub struct Sim {
     platform: Platform,
     digest: Digest,
     elv_timer_at: Option<Ns>,
-    /// The CPU that armed the elevator timer, where it fires.
+    /// The elevator timer's expiry as last seen, and the CPU of the context that set it,
+    /// where it fires.
+    elv_timer_armed: Option<Ns>,
     elv_timer_cpu: u16,
     trace: Option<blksim_trace::BlktraceWriter>,
     /// A blktrace or log file write failed: the run stops with it.
@@ -628,6 +630,7 @@ impl Sim {
             platform,
             digest: Digest::default(),
             elv_timer_at: None,
+            elv_timer_armed: None,
             elv_timer_cpu: 0,
             trace,
             trace_error: None,
@@ -1258,11 +1261,17 @@ impl Sim {
             }
         }
         // Elevator timer.
-        if let Some(t) = self.queue.elevator_next_timer() {
+        let next = self.queue.elevator_next_timer();
+        if next != self.elv_timer_armed {
+            // (Re)armed in the context that just ran: an hrtimer fires on the CPU that
+            // started it (`hrtimer_start`).
+            self.elv_timer_armed = next;
+            self.elv_timer_cpu = self.queue.ctx_cpu();
+        }
+        if let Some(t) = next {
             if self.elv_timer_at.map(|cur| t < cur).unwrap_or(true) {
                 let at = t.max(now);
                 self.elv_timer_at = Some(at);
-                self.elv_timer_cpu = self.queue.ctx_cpu();
                 self.evq.push(at, Ev::ElvTimer(at));
             }
         }

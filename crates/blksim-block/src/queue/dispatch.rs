@@ -222,6 +222,9 @@ impl RequestQueue {
     /// that armed it (an hrtimer fires where it was started).
     pub fn elevator_timer(&mut self, now: Ns, cpu: u16, out: &mut BlkOut) {
         let now = &mut { now };
+        // The callback's context: what it frees and runs, and the timer it re-arms, are on
+        // `cpu`.
+        self.ctx_cpu = cpu;
         let run = match self.elevator.as_mut() {
             Some(e) => e.timer(&mut self.pool, *now),
             None => false,
@@ -229,7 +232,6 @@ impl RequestQueue {
         self.reap_elv_released(now, out);
         if run {
             // `bfq_idle_slice_timer` → `bfq_schedule_dispatch` → `blk_mq_run_hw_queues(q, true)`.
-            self.ctx_cpu = cpu;
             self.run_hw_queues_async(cpu, now, out);
         }
     }
@@ -859,13 +861,20 @@ impl RequestQueue {
         if self.hctxs[h].sched_restart {
             self.hctxs[h].sched_restart = false;
             self.delay_run_hw_queue(hctx, 0, now, out);
-        } else if self
+        } else if let Some(sq) = self
             .elevator
             .as_ref()
-            .map(|e| e.wants_run_on_completion() && e.has_work())
-            .unwrap_or(false)
+            .filter(|e| e.wants_run_on_completion() && e.has_work())
+            .map(|e| e.sq_sched())
         {
-            self.delay_run_hw_queue(hctx, 0, now, out);
+            if sq {
+                // bfq's `bfq_schedule_dispatch` (and eraseblock's run after a completion):
+                // `blk_mq_run_hw_queues` from the completing CPU.
+                self.run_hw_queues_async(self.ctx_cpu, now, out);
+            } else {
+                // kyber's `kyber_domain_wake`: the hctx that waits for the token.
+                self.delay_run_hw_queue(hctx, 0, now, out);
+            }
         }
     }
 }
