@@ -84,6 +84,7 @@ struct Group {
 }
 
 /// A planned window.
+#[derive(Debug, PartialEq)]
 struct Window {
     start: u64,
     end: u64,
@@ -317,72 +318,134 @@ impl EraseBlock {
     }
 
     /// The best window containing `[s, e)` whose combined write the cost model prefers.
-    fn best_window(&self, pool: &RqPool, s: u64, e: u64) -> Option<Window> {
+    /// `earlier` holds the erase-block spans of the seeds the same plan tried before, for
+    /// which no window was worth it: a window's worth does not depend on the seed, so a
+    /// window that contains one of them was found wanting already and is skipped.
+    fn best_window(&self, pool: &RqPool, s: u64, e: u64, earlier: &[(u64, u64)]) -> Option<Window> {
         let eb = self.eb_sectors;
         let (b0, b1) = (s / eb, (e - 1) / eb);
         let maxn = 1 + self.neighbour_blocks;
         if b1 - b0 + 1 > maxn {
             return None;
         }
-        let mut best: Option<(Ns, Window)> = None;
+        // Every window lies in `[lo, hi)`: its held writes (start, end, segments), in start
+        // order, read once for the up to (1 + neighbour_blocks)^2 windows.
+        let (lo, hi) = ((b1 + 1).saturating_sub(maxn) * eb, (b0 + maxn) * eb);
+        let cand: Vec<(u64, u64, u64)> = self
+            .held
+            .range((lo, 0)..(hi, 0))
+            .map(|(_, &rq)| {
+                let r = pool.get(rq);
+                (r.sector, r.end_sector(), r.nr_segments as u64)
+            })
+            .collect();
+        // Per first block: the smallest last block from which a window starting there
+        // contains an earlier seed.
+        let fmin = (b1 + 1).saturating_sub(maxn);
+        let seen: Vec<u64> = (fmin..=b0)
+            .map(|first| {
+                earlier
+                    .iter()
+                    .filter(|&&(k0, _)| k0 >= first)
+                    .map(|&(_, k1)| k1)
+                    .min()
+                    .unwrap_or(u64::MAX)
+            })
+            .collect();
+        let mut best: Option<(Ns, u64, u64)> = None;
         for n in (b1 - b0 + 1)..=maxn {
             for first in (b1 + 1).saturating_sub(n)..=b0 {
                 let ws = first * eb;
                 let we = ((first + n) * eb).min(self.capacity);
-                if we < e || we - ws > self.max_sectors {
+                if we < e || first + n > seen[(first - fmin) as usize] {
                     continue;
                 }
-                if self.inflight_overlap(ws, we) || self.active_overlap(ws, we).is_some() {
-                    continue;
-                }
-                let members: Vec<RqId> = self
-                    .held
-                    .range((ws, 0)..(we, 0))
-                    .map(|(_, &rq)| rq)
-                    .filter(|&rq| pool.get(rq).end_sector() <= we)
-                    .collect();
-                let cov = runs(
-                    members
-                        .iter()
-                        .map(|&m| (pool.get(m).sector, pool.get(m).end_sector()))
-                        .collect(),
-                );
-                let holes = subtract(ws, we, &cov);
-                if holes.iter().any(|h| h.1 - h.0 > self.max_gap_sectors) {
-                    continue;
-                }
-                let segs: u64 = members
-                    .iter()
-                    .map(|&m| pool.get(m).nr_segments as u64)
-                    .sum::<u64>()
-                    + holes.iter().map(|h| (h.1 - h.0).div_ceil(8)).sum::<u64>();
-                if segs > self.max_segments as u64 {
-                    continue;
-                }
-                // Separately, every (run, erase block) pair is one ~250 ms write (§4).
-                let pieces: u64 = cov.iter().map(|&(a, b)| (b - 1) / eb - a / eb + 1).sum();
-                let separate = pieces * self.write_cost_ns;
-                let blocks = (we - 1) / eb - ws / eb + 1;
-                let combined: Ns = holes.iter().map(|h| self.read_cost(h.1 - h.0)).sum::<Ns>()
-                    + blocks * self.block_write_ns;
-                if combined >= separate {
-                    continue;
-                }
-                let saving = separate - combined;
-                if best.as_ref().map(|b| saving > b.0).unwrap_or(true) {
-                    best = Some((
-                        saving,
-                        Window {
-                            start: ws,
-                            end: we,
-                            members,
-                            holes,
-                        },
-                    ));
+                if let Some(saving) = self.window_saving(&cand, ws, we) {
+                    if best.is_none_or(|b| saving > b.0) {
+                        best = Some((saving, ws, we));
+                    }
                 }
             }
         }
-        best.map(|b| b.1)
+        let (_, ws, we) = best?;
+        let members: Vec<RqId> = self
+            .held
+            .range((ws, 0)..(we, 0))
+            .map(|(_, &rq)| rq)
+            .filter(|&rq| pool.get(rq).end_sector() <= we)
+            .collect();
+        let cov = runs(
+            members
+                .iter()
+                .map(|&m| (pool.get(m).sector, pool.get(m).end_sector()))
+                .collect(),
+        );
+        Some(Window {
+            start: ws,
+            end: we,
+            members,
+            holes: subtract(ws, we, &cov),
+        })
+    }
+
+    /// What combining window `[ws, we)` saves over writing its held writes separately, if it
+    /// can be combined and saves anything. `cand` holds the held writes (start, end,
+    /// segments) of a span around it, in start order; the window's members are those that
+    /// lie inside it.
+    fn window_saving(&self, cand: &[(u64, u64, u64)], ws: u64, we: u64) -> Option<Ns> {
+        let eb = self.eb_sectors;
+        if we - ws > self.max_sectors
+            || self.inflight_overlap(ws, we)
+            || self.active_overlap(ws, we).is_some()
+        {
+            return None;
+        }
+        let i0 = cand.partition_point(|c| c.0 < ws);
+        let i1 = cand.partition_point(|c| c.0 < we);
+        // Runs of the members' union (`runs`) and the holes between them (`subtract`), in
+        // one pass over the members by start.
+        let (mut segs, mut pieces, mut holes_cost, mut gap_ok) = (0u64, 0u64, 0 as Ns, true);
+        let mut hole = |h: u64, segs: &mut u64| {
+            gap_ok &= h <= self.max_gap_sectors;
+            *segs += h.div_ceil(8);
+            holes_cost += self.read_cost(h);
+        };
+        let mut pos = ws;
+        let mut run: Option<(u64, u64)> = None;
+        for &(a, b, sg) in &cand[i0..i1] {
+            if b > we {
+                continue;
+            }
+            segs += sg;
+            match run {
+                Some((ra, rb)) if a <= rb => run = Some((ra, rb.max(b))),
+                _ => {
+                    if let Some((ra, rb)) = run {
+                        pieces += (rb - 1) / eb - ra / eb + 1;
+                        pos = rb;
+                    }
+                    if a > pos {
+                        hole(a - pos, &mut segs);
+                    }
+                    run = Some((a, b));
+                }
+            }
+        }
+        if let Some((ra, rb)) = run {
+            pieces += (rb - 1) / eb - ra / eb + 1;
+            pos = rb;
+        }
+        if we > pos {
+            hole(we - pos, &mut segs);
+        }
+        if !gap_ok || segs > self.max_segments as u64 {
+            return None;
+        }
+        // Separately, every (run, erase block) pair is one ~250 ms write (§4).
+        let separate = pieces * self.write_cost_ns;
+        let blocks = (we - 1) / eb - ws / eb + 1;
+        let combined: Ns = holes_cost + blocks * self.block_write_ns;
+        (combined < separate).then(|| separate - combined)
     }
 
     /// Held writes not locked out by an active group, oldest first.
@@ -414,12 +477,15 @@ impl EraseBlock {
             return None;
         }
         let mut tried: BTreeSet<u64> = BTreeSet::new();
+        let mut earlier: Vec<(u64, u64)> = Vec::new();
         for rq in self.eligible(pool) {
             let r = pool.get(rq);
             if tried.insert(r.sector / self.eb_sectors) {
-                if let Some(w) = self.best_window(pool, r.sector, r.end_sector()) {
+                let (s, e) = (r.sector, r.end_sector());
+                if let Some(w) = self.best_window(pool, s, e, &earlier) {
                     return Some(w);
                 }
+                earlier.push((s / self.eb_sectors, (e - 1) / self.eb_sectors));
             }
         }
         None
@@ -838,3 +904,7 @@ impl Elevator for EraseBlock {
         v
     }
 }
+
+#[cfg(test)]
+#[path = "tests_eraseblock.rs"]
+mod tests;
