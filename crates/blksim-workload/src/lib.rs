@@ -1017,8 +1017,11 @@ impl IoGen {
                 }
                 None => {
                     // The file is done for this pass; backend.c decides whether to go again.
-                    if self.pass_ios == 0 && !pass_done {
-                        // A fresh pass produced nothing: nothing more can ever be issued.
+                    if self.pass_ios == 0 {
+                        // A pass that issued nothing (a fill that failed at once, or nothing
+                        // to issue: a region past the device's end) did no bytes, and
+                        // `thread_main` then marks the job terminated
+                        // (`fio_mark_td_terminate`) whatever `io_size` asks for.
                         self.finished = true;
                         return None;
                     }

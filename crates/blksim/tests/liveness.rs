@@ -230,3 +230,51 @@ fn a_trimwrite_that_trims_one_block_forever_stops_with_an_error() {
         (Some(16385), Some(1))
     );
 }
+
+/// A pass that issues nothing ends the job whatever `io_size` asks for: fio's `thread_main`
+/// marks a job whose `do_io` did no bytes terminated (`fio_mark_td_terminate`). A region
+/// past the end of a 10 MiB device (the offset of a device is not checked against it when
+/// `size=` is in bytes) has nothing to issue; with `io_size` above `size`, blksim started
+/// pass after pass of nothing within one event, for ever. The same job with the offset
+/// inside the device issues `io_size`.
+#[test]
+fn a_pass_that_issues_nothing_ends_the_job() {
+    let run = |offset: &str| {
+        // It used to loop for ever inside one event: a watchdog, not the event bound.
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .args([
+                "run",
+                "--device=loop-2cpu",
+                "--set=size=10",
+                "--name=j",
+                "--rw=randwrite",
+                "--ioengine=io_uring",
+                "--iodepth=35",
+                "--bs=16k",
+                "--size=1920k",
+                "--io_size=3840k",
+                &format!("--offset={offset}"),
+                "--output-format=json",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed().as_secs() > 120 {
+                child.kill().unwrap();
+                panic!("offset {offset}: no end after 120 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (
+            v["jobs"][0]["write"]["total_ios"].as_u64(),
+            v["jobs"][0]["error"].as_u64(),
+        )
+    };
+    assert_eq!(run("19554304"), (Some(0), Some(0)));
+    assert_eq!(run("1m"), (Some(240), Some(0)));
+}
