@@ -368,6 +368,11 @@ impl EraseBlock {
             }
         }
         let (_, ws, we) = best?;
+        Some(self.window(pool, ws, we))
+    }
+
+    /// Window `[ws, we)`: the held writes inside it, and the holes they leave.
+    fn window(&self, pool: &RqPool, ws: u64, we: u64) -> Window {
         let members: Vec<RqId> = self
             .held
             .range((ws, 0)..(we, 0))
@@ -380,12 +385,12 @@ impl EraseBlock {
                 .map(|&m| (pool.get(m).sector, pool.get(m).end_sector()))
                 .collect(),
         );
-        Some(Window {
+        Window {
             start: ws,
             end: we,
             members,
             holes: subtract(ws, we, &cov),
-        })
+        }
     }
 
     /// What combining window `[ws, we)` saves over writing its held writes separately, if it

@@ -6,8 +6,8 @@ use crate::tests_util::*;
 use blksim_core::Rng;
 
 /// The direct search: for each held write's erase block, oldest first, every window of
-/// 1..=`1 + neighbour_blocks` blocks containing it, its members and holes built, the best
-/// saving kept.
+/// 1..=`1 + neighbour_blocks` blocks containing it, its members and holes built
+/// ([`EraseBlock::window`]) and scored from them, the best saving kept.
 fn reference_plan_form(e: &EraseBlock, pool: &RqPool) -> Option<Window> {
     let mut tried = BTreeSet::new();
     for rq in e.eligible(pool) {
@@ -33,19 +33,14 @@ fn reference_plan_form(e: &EraseBlock, pool: &RqPool) -> Option<Window> {
                 if e.inflight_overlap(ws, we) || e.active_overlap(ws, we).is_some() {
                     continue;
                 }
-                let members: Vec<RqId> = e
-                    .held
-                    .range((ws, 0)..(we, 0))
-                    .map(|(_, &rq)| rq)
-                    .filter(|&rq| pool.get(rq).end_sector() <= we)
-                    .collect();
+                let w = e.window(pool, ws, we);
+                let (members, holes) = (&w.members, &w.holes);
                 let cov = runs(
                     members
                         .iter()
                         .map(|&m| (pool.get(m).sector, pool.get(m).end_sector()))
                         .collect(),
                 );
-                let holes = subtract(ws, we, &cov);
                 if holes.iter().any(|h| h.1 - h.0 > e.max_gap_sectors) {
                     continue;
                 }
@@ -67,12 +62,6 @@ fn reference_plan_form(e: &EraseBlock, pool: &RqPool) -> Option<Window> {
                 }
                 let saving = separate - combined;
                 if best.as_ref().is_none_or(|b| saving > b.0) {
-                    let w = Window {
-                        start: ws,
-                        end: we,
-                        members,
-                        holes,
-                    };
                     best = Some((saving, w));
                 }
             }
