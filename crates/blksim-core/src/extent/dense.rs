@@ -22,6 +22,9 @@ pub(super) struct Dense {
     vals: Vec<u64>,
     /// Maximal runs of equal non-zero values.
     runs: usize,
+    /// Granules copied to grow the span downwards (the test of its amortisation).
+    #[cfg(test)]
+    pub(super) copied: u64,
 }
 
 impl Dense {
@@ -62,12 +65,15 @@ impl Dense {
             base: lo,
             vals,
             runs,
+            #[cfg(test)]
+            copied: 0,
         }
     }
 
     /// Make `[gs, ge)` part of the span, which may not pass `max_span` granules: false (and
-    /// nothing changed) if it would. The span grows by a quarter more than asked for, room
-    /// permitting, so writes that walk outwards do not copy it each time.
+    /// nothing changed) if it would. The span grows by as much again as it held, within
+    /// twice `max_span`, at whichever end it grows: writes that walk outwards, downwards as
+    /// well as upwards (a replayed trace written backwards), copy it O(log n) times.
     fn cover(&mut self, gs: u64, ge: u64, max_span: u64) -> bool {
         if self.vals.is_empty() {
             if ge - gs > max_span {
@@ -85,21 +91,26 @@ impl Dense {
         if nhi - nlo > max_span {
             return false;
         }
-        let slack = (hi - lo) / 4;
+        let room = |nlo: u64, nhi: u64| (hi - lo).min(2 * max_span - (nhi - nlo));
         if nlo < lo {
-            nlo -= slack.min(nlo).min(max_span - (nhi - nlo));
+            nlo -= room(nlo, nhi).min(nlo);
         }
         if nhi > hi {
             // Not past the last granule of a 64-bit sector space.
-            nhi += slack.min(max_span - (nhi - nlo)).min(END - nhi);
+            nhi += room(nlo, nhi).min(END - nhi);
         }
         if nlo < lo {
-            let mut v = vec![0; (lo - nlo) as usize];
-            v.extend_from_slice(&self.vals);
+            let mut v = vec![0; (nhi - nlo) as usize];
+            v[(lo - nlo) as usize..(hi - nlo) as usize].copy_from_slice(&self.vals);
+            #[cfg(test)]
+            {
+                self.copied += self.vals.len() as u64;
+            }
             self.vals = v;
             self.base = nlo;
+        } else {
+            self.vals.resize((nhi - nlo) as usize, 0);
         }
-        self.vals.resize((nhi - nlo) as usize, 0);
         true
     }
 
