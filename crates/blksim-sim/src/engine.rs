@@ -1263,8 +1263,11 @@ impl Sim {
         // Elevator timer.
         let next = self.queue.elevator_next_timer();
         if next != self.elv_timer_armed {
-            // (Re)armed in the context that just ran: an hrtimer fires on the CPU that
-            // started it (`hrtimer_start`).
+            // (Re)armed in the event that just ran: the timer fires on the CPU of its last
+            // context (bfq's idle timer is started at a completion, `bfq_arm_slice_timer`, and
+            // `hrtimer_start` keeps it there unless `get_nohz_timer_target` moves it off an
+            // idle CPU, which the model does not do). A re-arm to the same expiry from
+            // another CPU is not seen.
             self.elv_timer_armed = next;
             self.elv_timer_cpu = self.queue.ctx_cpu();
         }

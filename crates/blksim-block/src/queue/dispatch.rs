@@ -855,7 +855,9 @@ impl RequestQueue {
         cpus.leave_task();
     }
 
-    /// `blk_mq_sched_restart`, and the completion-time run kyber's token wait needs.
+    /// `blk_mq_sched_restart`, and the completion-time run an elevator asks for: bfq's
+    /// `bfq_schedule_dispatch` and eraseblock's (`blk_mq_run_hw_queues`), kyber's token wake-up
+    /// (its waiting hctx).
     pub(super) fn sched_restart(&mut self, hctx: u16, now: &mut Ns, out: &mut BlkOut) {
         let h = hctx as usize;
         if self.hctxs[h].sched_restart {
