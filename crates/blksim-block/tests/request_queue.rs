@@ -169,3 +169,68 @@ fn run_hw_queues_runs_only_the_callers_hctx_for_a_single_queue_elevator() {
         assert_eq!(runs, want);
     }
 }
+
+/// An elevator whose timer the test moves, and which counts the times it was fired.
+struct MovingTimer {
+    at: Option<Ns>,
+    fired: std::rc::Rc<std::cell::Cell<u32>>,
+}
+
+impl blksim_block::Elevator for MovingTimer {
+    fn name(&self) -> &'static str {
+        "moving-timer"
+    }
+    fn cpu_footprint(&self) -> blksim_block::CpuFootprint {
+        blksim_block::CpuFootprint {
+            cost_pct: 100,
+            cold_lines: [0; 4],
+            lock_per_insert: false,
+            locked_finish: false,
+        }
+    }
+    fn insert_requests(&mut self, _: &mut blksim_block::RqPool, _: &[u32], _: bool, _: Ns) {}
+    fn dispatch_request(&mut self, _: &mut blksim_block::RqPool, _: Ns) -> Option<u32> {
+        None
+    }
+    fn has_work(&self) -> bool {
+        false
+    }
+    fn next_timer(&self) -> Option<Ns> {
+        self.at
+    }
+    fn timer(&mut self, _: &mut blksim_block::RqPool, now: Ns) -> bool {
+        self.fired.set(self.fired.get() + 1);
+        assert!(self.at.is_some_and(|t| t <= now), "fired before its time");
+        self.at = None;
+        false
+    }
+}
+
+/// A timer event for an expiry the elevator has since moved later (bfq re-arms its idle
+/// timer) or cancelled does not fire the elevator's timer; one at or past the expiry does.
+#[test]
+fn a_moved_or_cancelled_elevator_timer_does_not_fire() {
+    let fired = std::rc::Rc::new(std::cell::Cell::new(0));
+    let elv = MovingTimer {
+        at: Some(500 * US),
+        fired: fired.clone(),
+    };
+    let mut rng = blksim_core::Rng::from_seed(1);
+    let mut q = RequestQueue::new(
+        QueueLimits::default(),
+        Some(Box::new(elv)),
+        1,
+        8,
+        1,
+        &mut rng,
+    );
+    let mut out = blksim_block::queue::BlkOut::default();
+    // The event of an earlier setting, at 100 us.
+    q.elevator_timer(100 * US, 0, &mut out);
+    assert_eq!(fired.get(), 0);
+    q.elevator_timer(500 * US, 0, &mut out);
+    assert_eq!(fired.get(), 1);
+    // Cancelled (fired already): a late event does nothing.
+    q.elevator_timer(600 * US, 0, &mut out);
+    assert_eq!(fired.get(), 1);
+}

@@ -221,6 +221,16 @@ impl RequestQueue {
     /// The elevator's timer fired (bfq idling, kyber's statistics timer) on `cpu`, the CPU
     /// that armed it (an hrtimer fires where it was started).
     pub fn elevator_timer(&mut self, now: Ns, cpu: u16, out: &mut BlkOut) {
+        // An expiry the elevator has since moved later (bfq re-arms its idle timer): the
+        // timer did not fire.
+        if self
+            .elevator
+            .as_ref()
+            .and_then(|e| e.next_timer())
+            .is_none_or(|t| t > now)
+        {
+            return;
+        }
         let now = &mut { now };
         // The callback's context: what it frees and runs, and the timer it re-arms, are on
         // `cpu`.
