@@ -218,8 +218,9 @@ impl RequestQueue {
         self.hctxs[hctx as usize].run_at
     }
 
-    /// The elevator's timer fired (bfq idling, kyber's statistics timer) on `cpu`, the CPU
-    /// that armed it (an hrtimer fires where it was started).
+    /// The elevator's timer fired (bfq idling, kyber's statistics timer) on `cpu`: the CPU of
+    /// the context that last set it, which `hrtimer_start` keeps it on unless the timer code
+    /// moves it off an idle CPU (`get_nohz_timer_target`, not modelled).
     pub fn elevator_timer(&mut self, now: Ns, cpu: u16, out: &mut BlkOut) {
         // An expiry the elevator has since moved later (bfq re-arms its idle timer): the
         // timer did not fire.
