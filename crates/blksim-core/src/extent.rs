@@ -22,6 +22,11 @@ const LEAF_MAX: usize = 64;
 const DENSE_MIN_EXTENTS: usize = 1024;
 const DENSE_SPAN_PER_EXTENT: u64 = 8;
 
+/// The most granules a set may grow the dense form to, holding `runs` runs.
+fn dense_max_span(runs: usize) -> u64 {
+    DENSE_SPAN_PER_EXTENT * (runs + 1).max(DENSE_MIN_EXTENTS) as u64
+}
+
 /// Non-overlapping extents `(start, end, version)` in sector order; absent sectors are version
 /// 0. Touching extents never share a version (they are coalesced), and version 0 is never
 /// stored, so the map is the same for the same per-sector contents however it was written.
@@ -65,13 +70,15 @@ impl ExtentMap {
             }
         }
         if let Form::Dense(d) = &mut self.form {
-            let max_span = DENSE_SPAN_PER_EXTENT * (d.runs() + 1).max(DENSE_MIN_EXTENTS) as u64;
             // A set that zeroes or merges runs leaves fewer of them in the same span: the form
             // falls back past twice the span a set may grow to (growth leaves room up to
             // that), which keeps it within 16 granules per extent after every set.
-            if d.set(s >> GRANULE_SHIFT, e >> GRANULE_SHIFT, v, max_span)
-                && d.span()
-                    <= 2 * DENSE_SPAN_PER_EXTENT * (d.runs() + 1).max(DENSE_MIN_EXTENTS) as u64
+            if d.set(
+                s >> GRANULE_SHIFT,
+                e >> GRANULE_SHIFT,
+                v,
+                dense_max_span(d.runs()),
+            ) && d.span() <= 2 * dense_max_span(d.runs())
             {
                 return;
             }

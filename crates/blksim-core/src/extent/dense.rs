@@ -12,10 +12,7 @@
 /// Sectors per granule, as a shift: 8 sectors, 4 KiB.
 pub(super) const GRANULE_SHIFT: u32 = 3;
 
-/// One past the last granule of the sector space.
-const END: u64 = 1 << (64 - GRANULE_SHIFT);
-
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Dense {
     /// The first granule `vals` holds; granules outside `base .. base + vals.len()` are 0.
     base: u64,
@@ -71,35 +68,21 @@ impl Dense {
     }
 
     /// Make `[gs, ge)` part of the span, which may not pass `max_span` granules: false (and
-    /// nothing changed) if it would. The span grows by as much again as it held, within
-    /// twice `max_span`, at whichever end it grows: writes that walk outwards, downwards as
-    /// well as upwards (a replayed trace written backwards), copy it O(log n) times.
+    /// nothing changed) if it would. Upwards the array grows in place (`Vec::resize`
+    /// amortises it); downwards it is copied, with room below for as much again as it held
+    /// (within twice `max_span`), so that writes walking downwards (a replayed trace written
+    /// backwards) copy it O(log n) times.
     fn cover(&mut self, gs: u64, ge: u64, max_span: u64) -> bool {
-        if self.vals.is_empty() {
-            if ge - gs > max_span {
-                return false;
-            }
-            self.base = gs;
-            self.vals.resize((ge - gs) as usize, 0);
-            return true;
-        }
         let (lo, hi) = (self.base, self.end());
         if gs >= lo && ge <= hi {
             return true;
         }
-        let (mut nlo, mut nhi) = (gs.min(lo), ge.max(hi));
+        let (nlo, nhi) = (gs.min(lo), ge.max(hi));
         if nhi - nlo > max_span {
             return false;
         }
-        let room = |nlo: u64, nhi: u64| (hi - lo).min(2 * max_span - (nhi - nlo));
         if nlo < lo {
-            nlo -= room(nlo, nhi).min(nlo);
-        }
-        if nhi > hi {
-            // Not past the last granule of a 64-bit sector space.
-            nhi += room(nlo, nhi).min(END - nhi);
-        }
-        if nlo < lo {
+            let nlo = nlo - (hi - lo).min(2 * max_span - (nhi - nlo)).min(nlo);
             let mut v = vec![0; (nhi - nlo) as usize];
             v[(lo - nlo) as usize..(hi - nlo) as usize].copy_from_slice(&self.vals);
             #[cfg(test)]
@@ -109,7 +92,7 @@ impl Dense {
             self.vals = v;
             self.base = nlo;
         } else {
-            self.vals.resize((nhi - nlo) as usize, 0);
+            self.vals.resize((nhi - lo) as usize, 0);
         }
         true
     }
@@ -157,9 +140,10 @@ impl Dense {
             while h < g1 && self.vals[(h - self.base) as usize] == v {
                 h += 1;
             }
+            // The span ends at a set's end granule at most, so `h << GRANULE_SHIFT` (a
+            // sector, at most `u64::MAX & !7`) does not overflow.
             let a = (g << GRANULE_SHIFT).max(s);
-            // `h` may be `END`, whose first sector is 2^64.
-            let b = h.checked_mul(1 << GRANULE_SHIFT).map_or(e, |x| x.min(e));
+            let b = (h << GRANULE_SHIFT).min(e);
             if a > pos {
                 push(out, pos, a, 0);
             }
