@@ -318,10 +318,17 @@ impl EraseBlock {
     }
 
     /// The best window containing `[s, e)` whose combined write the cost model prefers.
-    /// `earlier` holds the erase-block spans of the seeds the same plan tried before, for
-    /// which no window was worth it: a window's worth does not depend on the seed, so a
-    /// window that contains one of them was found wanting already and is skipped.
-    fn best_window(&self, pool: &RqPool, s: u64, e: u64, earlier: &[(u64, u64)]) -> Option<Window> {
+    /// `earlier` holds the erase-block spans of the seeds the same plan tried before (first
+    /// block → the smallest last block of a seed starting there), for which no window was
+    /// worth it: a window's worth does not depend on the seed, so a window that contains one
+    /// of them was found wanting already and is skipped.
+    fn best_window(
+        &self,
+        pool: &RqPool,
+        s: u64,
+        e: u64,
+        earlier: &BTreeMap<u64, u64>,
+    ) -> Option<Window> {
         let eb = self.eb_sectors;
         let (b0, b1) = (s / eb, (e - 1) / eb);
         let maxn = 1 + self.neighbour_blocks;
@@ -340,18 +347,19 @@ impl EraseBlock {
             })
             .collect();
         // Per first block: the smallest last block from which a window starting there
-        // contains an earlier seed.
+        // contains an earlier seed (one starting at or after it, within a window's reach: a
+        // minimum over the seeds from the right).
         let fmin = (b1 + 1).saturating_sub(maxn);
-        let seen: Vec<u64> = (fmin..=b0)
-            .map(|first| {
-                earlier
-                    .iter()
-                    .filter(|&&(k0, _)| k0 >= first)
-                    .map(|&(_, k1)| k1)
-                    .min()
-                    .unwrap_or(u64::MAX)
-            })
-            .collect();
+        let mut seen = vec![u64::MAX; (b0 - fmin + 1) as usize];
+        let mut from_right = u64::MAX;
+        for (&k0, &k1) in earlier.range(fmin..b0 + maxn).rev() {
+            from_right = from_right.min(k1);
+            let i = (k0.min(b0) - fmin) as usize;
+            seen[i] = seen[i].min(from_right);
+        }
+        for i in (0..seen.len().saturating_sub(1)).rev() {
+            seen[i] = seen[i].min(seen[i + 1]);
+        }
         let mut best: Option<(Ns, u64, u64)> = None;
         for n in (b1 - b0 + 1)..=maxn {
             for first in (b1 + 1).saturating_sub(n)..=b0 {
@@ -482,7 +490,7 @@ impl EraseBlock {
             return None;
         }
         let mut tried: BTreeSet<u64> = BTreeSet::new();
-        let mut earlier: Vec<(u64, u64)> = Vec::new();
+        let mut earlier: BTreeMap<u64, u64> = BTreeMap::new();
         for rq in self.eligible(pool) {
             let r = pool.get(rq);
             if tried.insert(r.sector / self.eb_sectors) {
@@ -490,7 +498,9 @@ impl EraseBlock {
                 if let Some(w) = self.best_window(pool, s, e, &earlier) {
                     return Some(w);
                 }
-                earlier.push((s / self.eb_sectors, (e - 1) / self.eb_sectors));
+                let (k0, k1) = (s / self.eb_sectors, (e - 1) / self.eb_sectors);
+                let k = earlier.entry(k0).or_insert(k1);
+                *k = (*k).min(k1);
             }
         }
         None
