@@ -281,6 +281,8 @@ impl Integrity {
             }
         }
         if Self::is_data_write(op) && token & INTERNAL_TOKEN == 0 && nr > 0 {
+            // Its completion sets the map.
+            self.device.prefetch(sector);
             *self
                 .inflight
                 .entry((sector, sector + nr as u64))

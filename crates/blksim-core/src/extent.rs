@@ -105,6 +105,19 @@ impl ExtentMap {
         }
     }
 
+    /// Hint that sector `s` will be set or read soon: the dense form asks the CPU to fetch
+    /// its granule's cache line now. A write's completion sets the map a device latency after
+    /// its submission; with the `server` bench's 1 GiB device (2 MiB of granules, the size
+    /// of this machine's L2), that set was one cache miss per write. The sparse form does
+    /// nothing: finding its leaf costs what the miss saves (measured on `blksim bench
+    /// --workload=write`).
+    #[inline]
+    pub fn prefetch(&self, s: u64) {
+        if let Form::Dense(d) = &self.form {
+            d.prefetch(s >> GRANULE_SHIFT);
+        }
+    }
+
     /// The versions over `[s, e)` as consecutive pieces `(start, end, version)` covering it.
     pub fn get(&self, s: u64, e: u64) -> Vec<(u64, u64, u64)> {
         let mut out = Vec::new();
@@ -680,6 +693,31 @@ mod tests {
             d.span()
         );
         assert_eq!(m.extents(), 20_000);
+    }
+
+    /// A prefetch hint anywhere, inside the dense span or past either end of it, in either
+    /// form, changes nothing.
+    #[test]
+    fn a_prefetch_anywhere_changes_nothing() {
+        let mut m = ExtentMap::default();
+        m.prefetch(0);
+        let base = 1u64 << 20;
+        for i in 0..2048u64 {
+            m.set(base + 16 * i, base + 16 * i + 8, i + 1);
+        }
+        assert!(m.is_dense());
+        let before: Vec<_> = m.iter().collect();
+        for s in [
+            0,
+            base - 8,
+            base,
+            base + 16 * 2047,
+            base + 16 * 2048,
+            u64::MAX,
+        ] {
+            m.prefetch(s);
+        }
+        assert_eq!(m.iter().collect::<Vec<_>>(), before);
     }
 
     /// The dense form's span ends in zeroed granules: a read from before it to past it still
