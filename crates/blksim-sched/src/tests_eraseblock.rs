@@ -119,3 +119,126 @@ fn the_window_search_picks_what_the_direct_search_picks() {
     }
     assert!(found > 50 && none > 50, "{found} found, {none} none");
 }
+
+/// Random writes inserted (some at clocks earlier than the last, as the CPU model's
+/// per-CPU clocks give), dispatched, and completed out of order (gap reads with their
+/// data), with random neighbour counts, gap limits and waits: after every step the plan
+/// from what changed (the group, the write released, starved or not, and the timer) is the
+/// one a full scan of the held writes gives.
+#[test]
+fn the_plan_from_what_changed_is_the_full_scans() {
+    let data = Integrity::default();
+    let (mut formed, mut steps) = (0, 0);
+    for seed in 0..60u64 {
+        let mut rng = Rng::from_seed(1000 + seed);
+        let mut pool = RqPool::new();
+        let mut p = params(false);
+        p.erase_block_bytes = Some(8 * 1024);
+        let mut e = EraseBlock::new(&p);
+        e.neighbour_blocks = rng.below(4);
+        e.update_window();
+        e.max_gap_sectors = 1 + rng.below(48);
+        e.write_wait_ns = rng.below(3) * NSEC_PER_MSEC;
+        e.capacity = 16 * (8 + rng.below(24));
+        e.touch_all();
+        let mut now: Ns = 0;
+        let mut out: Vec<RqId> = Vec::new();
+        for _ in 0..400 {
+            now += rng.below(400_000);
+            match rng.below(8) {
+                0..=3 => {
+                    // Now and then longer than a window: such a write seeds nothing, but
+                    // locked out or not it decides which write of its first block seeds.
+                    let max = if rng.below(4) == 0 { 64 } else { 24 };
+                    let len = 1 + rng.below(max);
+                    let s = rng.below(e.capacity - len);
+                    let mut r = Rq::write(s);
+                    r.sectors = len as u32;
+                    // A context whose CPU's clock is behind the last one's.
+                    let at = now.saturating_sub(rng.below(2) * rng.below(3 * NSEC_PER_MSEC));
+                    let rq = mk(&mut pool, r, at);
+                    e.insert_requests(&mut pool, &[rq], false, at);
+                }
+                4 | 5 => {
+                    if let Some(rq) = e.dispatch_request(&mut pool, now) {
+                        out.push(rq);
+                    }
+                }
+                _ if !out.is_empty() => {
+                    let rq = out.swap_remove(rng.below(out.len() as u64) as usize);
+                    e.completed_request_data(&pool, rq, &data, now);
+                    e.completed_request(&pool, rq, now);
+                    let mut freed = Vec::new();
+                    e.take_released(&mut freed);
+                }
+                _ => {}
+            }
+            steps += 1;
+            let scan = e.plan_form_scan(&pool);
+            formed += scan.is_some() as u32;
+            assert_eq!(e.plan_form_known(&pool), scan, "seed {seed}");
+            for starved in [false, true] {
+                assert_eq!(
+                    e.plan_release(&pool, now, starved),
+                    e.eligible_since(&pool)
+                        .find(|&(rq, since)| if starved {
+                            now >= since + e.write_expire_ns
+                        } else {
+                            now >= since + e.write_wait_ns
+                                || !(e.writes_wait() && pool.get(rq).sector != e.last_write_end)
+                        })
+                        .map(|(rq, _)| rq),
+                    "seed {seed}"
+                );
+            }
+            e.refresh(&pool, now);
+            assert_eq!(
+                e.next_timer_at,
+                e.eligible_since(&pool)
+                    .map(|(_, since)| since + e.write_wait_ns)
+                    .filter(|&t| t > now)
+                    .min(),
+                "seed {seed}"
+            );
+        }
+    }
+    assert!(
+        formed > 100,
+        "{formed} plans formed a group in {steps} steps"
+    );
+}
+
+/// A held write longer than any window shadows the younger writes of its first erase
+/// block; a group formed over its tail, further away than a window reaches, locks it out,
+/// and the oldest of those younger writes becomes the seed of a group of its own.
+#[test]
+fn a_group_over_a_long_writes_tail_makes_its_first_blocks_next_write_a_seed() {
+    let mut pool = RqPool::new();
+    let mut p = params(false);
+    p.erase_block_bytes = Some(8 * 1024);
+    let mut e = EraseBlock::new(&p);
+    e.neighbour_blocks = 0;
+    e.update_window();
+    e.capacity = 16 * 64;
+    e.touch_all();
+    let mut held = |e: &mut EraseBlock, s: u64, len: u32| {
+        let mut r = Rq::write(s);
+        r.sectors = len;
+        let rq = mk(&mut pool, r, 0);
+        e.hold(&pool, rq, 0);
+    };
+    // Blocks 0..=3, then two writes in block 0 and two in block 2.
+    held(&mut e, 0, 64);
+    held(&mut e, 2, 2);
+    held(&mut e, 8, 2);
+    held(&mut e, 34, 2);
+    held(&mut e, 40, 2);
+    let w = e
+        .plan_form_known(&pool)
+        .expect("block 2's writes are worth a group");
+    assert_eq!((w.start, w.end), (32, 48));
+    e.form(&mut pool, w, 0);
+    let next = e.plan_form_known(&pool);
+    assert_eq!(next, e.plan_form_scan(&pool));
+    assert_eq!(next.map(|w| (w.start, w.end)), Some((0, 16)));
+}
