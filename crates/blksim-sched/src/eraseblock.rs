@@ -341,12 +341,14 @@ impl EraseBlock {
     /// sectors and erase block, reach into it go back to [`Self::unknown`]. A write starting
     /// in block `k0` and ending in `k1` has windows from block `k1 + 1 - n` to
     /// `k0 + n - 1` (`n = 1 + neighbour_blocks`), so it is reached from a change in blocks
-    /// `c0..=c1` only if it starts within `n - 1` blocks of them (and, when it is longer than
-    /// a window, within its own length).
+    /// `c0..=c1` only if it starts within `n - 1` blocks of them. Whether a write is locked
+    /// out, or the oldest of its first block, changes with a change over its own sectors:
+    /// the writes of the first block of any write overlapping `[s, e)` (which starts less
+    /// than the longest held write before `s`) go back too.
     fn touch(&mut self, s: u64, e: u64) {
         let eb = self.eb_sectors;
         let n = 1 + self.neighbour_blocks;
-        let lo = ((s / eb).saturating_sub(n - 1) * eb).saturating_sub(self.held_max_len);
+        let lo = (s.saturating_sub(self.held_max_len) / eb).saturating_sub(n - 1) * eb;
         let hi = ((e.max(s + 1) - 1) / eb)
             .saturating_add(n)
             .saturating_mul(eb);
