@@ -22,6 +22,7 @@ pub mod headvec;
 pub mod mutate;
 pub mod output;
 pub mod param;
+pub mod prefetch;
 pub mod rng;
 pub mod slab;
 pub mod value;

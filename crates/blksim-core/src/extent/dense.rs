@@ -39,16 +39,7 @@ impl Dense {
             .checked_sub(self.base)
             .and_then(|i| self.vals.get(i as usize))
         {
-            // SAFETY: a prefetch is a hint that reads nothing and cannot fault; SSE, which
-            // it needs, is part of every x86_64 CPU.
-            #[cfg(target_arch = "x86_64")]
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    (v as *const u64).cast(),
-                )
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = v;
+            crate::prefetch::prefetch(v);
         }
     }
 
