@@ -135,8 +135,9 @@ pub struct EraseBlock {
     /// context's clock, which the CPU model keeps per CPU), for the oldest and for the first
     /// whose `write_wait_ms` has not run out.
     held_by_time: BTreeSet<(Ns, u64)>,
-    /// The longest held write so far (sectors), for the reach of [`Self::touch`].
-    held_max_len: u64,
+    /// The held writes' lengths (sectors → how many): the longest is the reach of
+    /// [`Self::touch`] back from a change.
+    held_lens: BTreeMap<u64, u32>,
     /// Held writes (arrival numbers) that a plan must look at again. Every other held write
     /// is known to seed no group: it is locked out by an active group, a write held before
     /// it starts in the same erase block (only the oldest seeds there), or no window around
@@ -252,7 +253,7 @@ impl EraseBlock {
             held_fifo: BTreeMap::new(),
             held_meta: RqMap::default(),
             held_by_time: BTreeSet::new(),
-            held_max_len: 0,
+            held_lens: BTreeMap::new(),
             unknown: BTreeSet::new(),
             seq: 0,
             ready: VecDeque::new(),
@@ -322,7 +323,7 @@ impl EraseBlock {
         self.held_fifo.insert(self.seq, (rq, now));
         self.held_by_time.insert((now, self.seq));
         self.held_meta.insert(rq, self.seq);
-        self.held_max_len = self.held_max_len.max(e - s);
+        *self.held_lens.entry(e - s).or_insert(0) += 1;
         self.touch(s, e);
     }
 
@@ -331,6 +332,15 @@ impl EraseBlock {
         let r = pool.get(rq);
         self.held.remove(&(r.sector, seq));
         let (_, since) = self.held_fifo.remove(&seq).expect("held write");
+        // A held request keeps its sectors (merges go to mq-deadline's own requests).
+        let len = r.end_sector() - r.sector;
+        debug_assert!(self.held_lens.contains_key(&len), "held write's length");
+        if let Some(c) = self.held_lens.get_mut(&len) {
+            *c -= 1;
+            if *c == 0 {
+                self.held_lens.remove(&len);
+            }
+        }
         self.held_by_time.remove(&(since, seq));
         self.unknown.remove(&seq);
         self.touch(r.sector, r.end_sector());
@@ -343,12 +353,13 @@ impl EraseBlock {
     /// `k0 + n - 1` (`n = 1 + neighbour_blocks`), so it is reached from a change in blocks
     /// `c0..=c1` only if it starts within `n - 1` blocks of them. Whether a write is locked
     /// out, or the oldest of its first block, changes with a change over its own sectors:
-    /// the writes of the first block of any write overlapping `[s, e)` (which starts less
-    /// than the longest held write before `s`) go back too.
+    /// the writes of the first block of any held write overlapping `[s, e)` (which starts
+    /// less than the longest held write before `s`) go back too.
     fn touch(&mut self, s: u64, e: u64) {
         let eb = self.eb_sectors;
         let n = 1 + self.neighbour_blocks;
-        let lo = (s.saturating_sub(self.held_max_len) / eb).saturating_sub(n - 1) * eb;
+        let longest = self.held_lens.last_key_value().map_or(0, |(&l, _)| l);
+        let lo = (s.saturating_sub(longest) / eb).saturating_sub(n - 1) * eb;
         let hi = ((e.max(s + 1) - 1) / eb)
             .saturating_add(n)
             .saturating_mul(eb);
@@ -569,6 +580,9 @@ impl EraseBlock {
             return None;
         }
         let mut earlier: BTreeMap<u64, u64> = BTreeMap::new();
+        // Per erase block looked at: its oldest eligible held write, the only seed there
+        // (found once per plan: a block's writes come back to `unknown` together).
+        let mut seed_of: BTreeMap<u64, Option<u64>> = BTreeMap::new();
         let mut from = 0;
         while let Some(&seq) = self.unknown.range(from..).next() {
             from = seq + 1;
@@ -576,14 +590,16 @@ impl EraseBlock {
             let r = pool.get(rq);
             let (s, e) = (r.sector, r.end_sector());
             let k0 = s / self.eb_sectors;
-            // Locked out, or not the oldest eligible write of its erase block: not a seed
-            // until something changes within its reach.
-            let shadowed = || {
+            let seed = *seed_of.entry(k0).or_insert_with(|| {
                 self.held
                     .range((k0 * self.eb_sectors, 0)..((k0 + 1) * self.eb_sectors, 0))
-                    .any(|(&(_, q), &o)| q < seq && self.is_eligible(pool, o))
-            };
-            if !self.is_eligible(pool, rq) || shadowed() {
+                    .filter(|&(_, &o)| self.is_eligible(pool, o))
+                    .map(|(&(_, q), _)| q)
+                    .min()
+            });
+            // Locked out, or not the oldest eligible write of its erase block: not a seed
+            // until something changes within its reach.
+            if seed != Some(seq) {
                 self.unknown.remove(&seq);
                 continue;
             }
