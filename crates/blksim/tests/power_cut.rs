@@ -279,3 +279,31 @@ fn acknowledged_fua_writes_survive_later_writes_and_discards() {
         }
     }
 }
+
+/// A write-through card busy with background operations when a write arrives: the program of
+/// the write before it, acknowledged, ended while the NAND engine was still held, and must be
+/// on NAND before the new write's data supersedes what is still waiting. The new write's
+/// program is torn by the cut; the first stays (it was lost, 8 sectors against FLUSH/FUA,
+/// when the engine's clock ran ahead of the arrival and skipped the programs that had ended).
+#[test]
+fn a_program_that_ended_under_background_operations_survives_the_next_writes_cut() {
+    let v = run(&[
+        "run",
+        "--name=a",
+        "--rw=randwrite",
+        "--numjobs=2",
+        "--size=6k",
+        "--device=sd-kingston-4g-bbb",
+        "--set=card.bkops_interval_ns=2",
+        "--set=card.bkops_ns=1",
+        "--set=card.power_cut_after_ios=1",
+        "--seed=1",
+    ]);
+    let b = &v["blksim"];
+    assert!(b["power_cut"].is_object(), "no power cut happened");
+    assert_eq!(b["integrity"]["violations"], 0);
+    assert_eq!(
+        b["driver_stats"]["card_write_through"], 2,
+        "both writes reach the card"
+    );
+}

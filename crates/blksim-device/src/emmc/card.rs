@@ -183,6 +183,12 @@ struct Engine {
 impl Engine {
     fn advance(&mut self, to: Ns) {
         if to <= self.t {
+            // The engine is held past `to` (a program, background operations), but a
+            // write-through program that ended by `to` is on NAND all the same: a write
+            // arriving now must not supersede its data as if it were still waiting.
+            if let Some(ct) = self.content.as_mut() {
+                ct.advance(to);
+            }
             return;
         }
         let mut avail = to - self.t;
