@@ -107,8 +107,8 @@ impl ExtentMap {
 
     /// Hint that sector `s` will be set or read soon: the dense form asks the CPU to fetch
     /// its granule's cache line now. A write's completion sets the map a device latency after
-    /// its submission; with the `server` bench's 1 GiB device (2 MiB of granules, the size
-    /// of this machine's L2), that set was one cache miss per write. The sparse form does
+    /// its submission; with the `server` bench's 1 GiB device (2 MiB of granules, twice this
+    /// machine's L2 per core), that set was one cache miss per write. The sparse form does
     /// nothing: finding its leaf costs what the miss saves (measured on `blksim bench
     /// --workload=write`).
     #[inline]
