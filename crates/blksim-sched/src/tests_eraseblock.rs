@@ -73,6 +73,16 @@ fn reference_plan_form(e: &EraseBlock, pool: &RqPool) -> Option<Window> {
     None
 }
 
+/// An elevator over 8 KiB (16-sector) erase blocks with `neighbours` neighbour blocks.
+fn small_blocks(neighbours: u64) -> EraseBlock {
+    let mut p = params(false);
+    p.erase_block_bytes = Some(8 * 1024);
+    let mut e = EraseBlock::new(&p);
+    e.neighbour_blocks = neighbours;
+    e.update_window();
+    e
+}
+
 /// Random held writes (some overlapping, some in flight) over a few dozen small erase
 /// blocks, random neighbour counts, gap limits and costs: the search that skips the
 /// windows an earlier seed already found wanting picks the same window, members and holes
@@ -83,11 +93,7 @@ fn the_window_search_picks_what_the_direct_search_picks() {
     for seed in 0..300u64 {
         let mut rng = Rng::from_seed(seed);
         let mut pool = RqPool::new();
-        let mut p = params(false);
-        p.erase_block_bytes = Some(8 * 1024);
-        let mut e = EraseBlock::new(&p);
-        e.neighbour_blocks = rng.below(24);
-        e.update_window();
+        let mut e = small_blocks(rng.below(24));
         e.max_gap_sectors = 1 + rng.below(48);
         e.capacity = 16 * (20 + rng.below(40));
         e.write_cost_ns = 100 * NSEC_PER_MSEC;
@@ -132,11 +138,7 @@ fn the_plan_from_what_changed_is_the_full_scans() {
     for seed in 0..60u64 {
         let mut rng = Rng::from_seed(1000 + seed);
         let mut pool = RqPool::new();
-        let mut p = params(false);
-        p.erase_block_bytes = Some(8 * 1024);
-        let mut e = EraseBlock::new(&p);
-        e.neighbour_blocks = rng.below(4);
-        e.update_window();
+        let mut e = small_blocks(rng.below(4));
         e.max_gap_sectors = 1 + rng.below(48);
         e.write_wait_ns = rng.below(3) * NSEC_PER_MSEC;
         e.capacity = 16 * (8 + rng.below(24));
@@ -213,72 +215,44 @@ fn the_plan_from_what_changed_is_the_full_scans() {
     );
 }
 
+/// Hold `writes` (start, sectors) in order on 8 KiB erase blocks with no neighbours, form the
+/// group the plan finds (it must span `first`), and return the next plan's window, checked
+/// against the full scan.
+fn plan_after_a_group(writes: &[(u64, u32)], first: (u64, u64)) -> Option<(u64, u64)> {
+    let mut pool = RqPool::new();
+    let mut e = small_blocks(0);
+    e.capacity = 16 * 64;
+    e.touch_all();
+    for &(s, len) in writes {
+        let mut r = Rq::write(s);
+        r.sectors = len;
+        let rq = mk(&mut pool, r, 0);
+        e.hold(&pool, rq, 0);
+    }
+    let w = e.plan_form_known(&pool).expect("a group is worth it");
+    assert_eq!((w.start, w.end), first);
+    e.form(&mut pool, w, 0);
+    let next = e.plan_form_known(&pool);
+    assert_eq!(next, e.plan_form_scan(&pool));
+    next.map(|w| (w.start, w.end))
+}
+
 /// A held write longer than any window shadows the younger writes of its first erase
 /// block; a group formed over its tail, further away than a window reaches, locks it out,
 /// and the oldest of those younger writes becomes the seed of a group of its own.
 #[test]
 fn a_group_over_a_long_writes_tail_makes_its_first_blocks_next_write_a_seed() {
-    let mut pool = RqPool::new();
-    let mut p = params(false);
-    p.erase_block_bytes = Some(8 * 1024);
-    let mut e = EraseBlock::new(&p);
-    e.neighbour_blocks = 0;
-    e.update_window();
-    e.capacity = 16 * 64;
-    e.touch_all();
-    let mut held = |e: &mut EraseBlock, s: u64, len: u32| {
-        let mut r = Rq::write(s);
-        r.sectors = len;
-        let rq = mk(&mut pool, r, 0);
-        e.hold(&pool, rq, 0);
-    };
     // Blocks 0..=3, then two writes in block 0 and two in block 2.
-    held(&mut e, 0, 64);
-    held(&mut e, 2, 2);
-    held(&mut e, 8, 2);
-    held(&mut e, 34, 2);
-    held(&mut e, 40, 2);
-    let w = e
-        .plan_form_known(&pool)
-        .expect("block 2's writes are worth a group");
-    assert_eq!((w.start, w.end), (32, 48));
-    e.form(&mut pool, w, 0);
-    let next = e.plan_form_known(&pool);
-    assert_eq!(next, e.plan_form_scan(&pool));
-    assert_eq!(next.map(|w| (w.start, w.end)), Some((0, 16)));
+    let writes = [(0, 64), (2, 2), (8, 2), (34, 2), (40, 2)];
+    assert_eq!(plan_after_a_group(&writes, (32, 48)), Some((0, 16)));
 }
 
 /// The same, with the long write starting late in its first block and reaching just into
 /// the group's: the younger writes before it in that block become seeds too.
 #[test]
 fn a_group_over_a_writes_tail_reaches_the_writes_before_it_in_its_first_block() {
-    let mut pool = RqPool::new();
-    let mut p = params(false);
-    p.erase_block_bytes = Some(8 * 1024);
-    let mut e = EraseBlock::new(&p);
-    e.neighbour_blocks = 0;
-    e.update_window();
-    e.capacity = 16 * 64;
-    e.touch_all();
-    let mut held = |e: &mut EraseBlock, s: u64, len: u32| {
-        let mut r = Rq::write(s);
-        r.sectors = len;
-        let rq = mk(&mut pool, r, 0);
-        e.hold(&pool, rq, 0);
-    };
     // Sectors 10..18 (blocks 0 and 1), then two writes before it in block 0 and two in
     // block 1.
-    held(&mut e, 10, 8);
-    held(&mut e, 2, 2);
-    held(&mut e, 6, 2);
-    held(&mut e, 20, 2);
-    held(&mut e, 26, 2);
-    let w = e
-        .plan_form_known(&pool)
-        .expect("block 1's writes are worth a group");
-    assert_eq!((w.start, w.end), (16, 32));
-    e.form(&mut pool, w, 0);
-    let next = e.plan_form_known(&pool);
-    assert_eq!(next, e.plan_form_scan(&pool));
-    assert_eq!(next.map(|w| (w.start, w.end)), Some((0, 16)));
+    let writes = [(10, 8), (2, 2), (6, 2), (20, 2), (26, 2)];
+    assert_eq!(plan_after_a_group(&writes, (16, 32)), Some((0, 16)));
 }
