@@ -838,15 +838,16 @@ fn job_bound(j: &JobSpec) -> Option<Estimate> {
     // `exceeds_number_ios`: number_ios × loops.
     let by_count = (j.number_ios > 0).then_some(j.number_ios.saturating_mul(loops));
     let trimwrite = matches!(j.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
-    let mut ios = if j.time_based {
+    // A sequential trimwrite job that skips (`rw=trimwrite:N`) can wrap onto a block it
+    // wrote and trim it again and again, and only its writes move the bytes that end it, so
+    // its region does not bound it: `number_ios` or its runtime does (fio 3.33 runs
+    // `rw=trimwrite:5632 size=8k number_ios=9` as 17 trims and a write, as here; without
+    // `number_ios`, until the runtime ends).
+    let wraps = trimwrite && j.rw_seq_skip != 0;
+    let mut ios = if j.time_based || wraps {
         by_count?
     } else {
         match (by_bytes, by_count) {
-            // A trimwrite job whose offsets wrap onto a block it wrote trims that block
-            // again and again, and only its writes move the bytes that end it: with
-            // `number_ios`, that is its bound (`rw=trimwrite:5632 size=8k number_ios=9` is
-            // 17 trims and a write in fio 3.33, as here).
-            (_, Some(b)) if trimwrite => b,
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,
         }
@@ -1013,23 +1014,23 @@ mod tests {
         assert_ne!(a, b);
     }
 
-    /// A trimwrite job is bounded by twice its `number_ios` even when its region is smaller:
-    /// offsets that wrap onto a written block trim it again without moving the bytes that
-    /// end the job (the fuzzer flagged `rw=trimwrite:5632 size=8k number_ios=9`, which
-    /// fio 3.33 runs as 17 trims and a write, against a bound of 8).
+    /// A trimwrite job that skips is bounded by twice its `number_ios` even when its region
+    /// is smaller, and not at all without it: offsets that wrap onto a written block trim it
+    /// again without moving the bytes that end the job (the fuzzer flagged
+    /// `rw=trimwrite:5632 size=8k number_ios=9`, which fio 3.33 runs as 17 trims and a
+    /// write, against a bound of 8, and `rw=trimwrite:2560 bs=2k size=4k runtime=1ms`:
+    /// 1188 trims against 8).
     #[test]
-    fn a_trimwrite_job_is_bounded_by_its_number_ios() {
+    fn a_trimwrite_job_that_skips_is_bounded_by_its_number_ios() {
         let parse = |t: &str| blksim_job::jobfile::parse_job_str(t, "t.fio", &|_| None).unwrap();
+        let ios = |t: &str| estimate(&parse(t)).map(|e| e.ios);
         let base = "[j]\nrw=trimwrite:5632\nsize=8k\n";
-        assert_eq!(
-            estimate(&parse(&format!("{base}number_ios=9\n"))).map(|e| e.ios),
-            Some(18)
-        );
-        // Without number_ios the region bounds it (a job that wraps for ever is refused).
-        assert_eq!(estimate(&parse(base)).map(|e| e.ios), Some(8));
+        assert_eq!(ios(&format!("{base}number_ios=9\n")), Some(18));
+        assert_eq!(ios(base), None);
+        // Without the skip the region bounds it (each block trimmed and written once).
+        assert_eq!(ios("[j]\nrw=trimwrite\nsize=8k\nnumber_ios=9\n"), Some(8));
         // A plain write job keeps the smaller of the two.
-        let w = "[j]\nrw=write\nsize=8k\nnumber_ios=9\n";
-        assert_eq!(estimate(&parse(w)).map(|e| e.ios), Some(4));
+        assert_eq!(ios("[j]\nrw=write:5632\nsize=8k\nnumber_ios=9\n"), Some(4));
     }
 
     /// A verifying job under a ramp reads back the writes of the ramp too, which `number_ios`
