@@ -539,7 +539,7 @@ impl EraseBlock {
     }
 
     /// Held writes not locked out by an active group, oldest first.
-    #[cfg(any(debug_assertions, test))]
+    #[cfg(test)]
     fn eligible<'a>(&'a self, pool: &'a RqPool) -> impl Iterator<Item = RqId> + 'a {
         self.eligible_since(pool).map(|(rq, _)| rq)
     }
@@ -576,64 +576,61 @@ impl EraseBlock {
     }
 
     fn plan_form_known(&mut self, pool: &RqPool) -> Option<Window> {
+        let mut gone = Vec::new();
+        let w = self.plan_over(pool, self.unknown.iter().copied(), |seq| gone.push(seq));
+        for seq in gone {
+            self.unknown.remove(&seq);
+        }
+        w
+    }
+
+    /// [`Self::plan_form`] over every held write (debug builds check the two agree).
+    #[cfg(any(debug_assertions, test))]
+    fn plan_form_scan(&self, pool: &RqPool) -> Option<Window> {
+        self.plan_over(pool, self.held_fifo.keys().copied(), |_| {})
+    }
+
+    /// The first of the held writes `seqs` (arrival numbers, oldest first) that seeds a group,
+    /// with its best window; `seeds_nothing` hears each one looked at that does not (locked
+    /// out, not the oldest eligible write of its erase block, or no window worth it).
+    fn plan_over(
+        &self,
+        pool: &RqPool,
+        seqs: impl Iterator<Item = u64>,
+        mut seeds_nothing: impl FnMut(u64),
+    ) -> Option<Window> {
         if !self.windows_fit() {
+            // No group can form: skip trying every held write's block.
             return None;
         }
+        let eb = self.eb_sectors;
         let mut earlier: BTreeMap<u64, u64> = BTreeMap::new();
         // Per erase block looked at: its oldest eligible held write, the only seed there
         // (found once per plan: a block's writes come back to `unknown` together).
         let mut seed_of: BTreeMap<u64, Option<u64>> = BTreeMap::new();
-        let mut from = 0;
-        while let Some(&seq) = self.unknown.range(from..).next() {
-            from = seq + 1;
+        for seq in seqs {
             let (rq, _) = self.held_fifo[&seq];
             let r = pool.get(rq);
             let (s, e) = (r.sector, r.end_sector());
-            let k0 = s / self.eb_sectors;
+            let k0 = s / eb;
             let seed = *seed_of.entry(k0).or_insert_with(|| {
                 self.held
-                    .range((k0 * self.eb_sectors, 0)..((k0 + 1) * self.eb_sectors, 0))
+                    .range((k0 * eb, 0)..((k0 + 1) * eb, 0))
                     .filter(|&(_, &o)| self.is_eligible(pool, o))
                     .map(|(&(_, q), _)| q)
                     .min()
             });
-            // Locked out, or not the oldest eligible write of its erase block: not a seed
-            // until something changes within its reach.
             if seed != Some(seq) {
-                self.unknown.remove(&seq);
+                seeds_nothing(seq);
                 continue;
             }
             if let Some(w) = self.best_window(pool, s, e, &earlier) {
                 return Some(w);
             }
-            self.unknown.remove(&seq);
-            let k1 = (e - 1) / self.eb_sectors;
+            seeds_nothing(seq);
+            let k1 = (e - 1) / eb;
             let k = earlier.entry(k0).or_insert(k1);
             *k = (*k).min(k1);
-        }
-        None
-    }
-
-    /// [`Self::plan_form`] by scanning every held write (debug builds check the two agree).
-    #[cfg(any(debug_assertions, test))]
-    fn plan_form_scan(&self, pool: &RqPool) -> Option<Window> {
-        if !self.windows_fit() {
-            // No group can form: skip trying every held write's block.
-            return None;
-        }
-        let mut tried: BTreeSet<u64> = BTreeSet::new();
-        let mut earlier: BTreeMap<u64, u64> = BTreeMap::new();
-        for rq in self.eligible(pool) {
-            let r = pool.get(rq);
-            if tried.insert(r.sector / self.eb_sectors) {
-                let (s, e) = (r.sector, r.end_sector());
-                if let Some(w) = self.best_window(pool, s, e, &earlier) {
-                    return Some(w);
-                }
-                let (k0, k1) = (s / self.eb_sectors, (e - 1) / self.eb_sectors);
-                let k = earlier.entry(k0).or_insert(k1);
-                *k = (*k).min(k1);
-            }
         }
         None
     }
