@@ -182,16 +182,11 @@ struct Engine {
 
 impl Engine {
     fn advance(&mut self, to: Ns) {
-        if to <= self.t {
-            // The engine is held past `to` (a program, background operations), but a
-            // write-through program that ended by `to` is on NAND all the same: a write
-            // arriving now must not supersede its data as if it were still waiting.
-            if let Some(ct) = self.content.as_mut() {
-                ct.advance(to);
-            }
-            return;
-        }
-        let mut avail = to - self.t;
+        // Write-back runs only past the engine's own clock; a write-through program that
+        // ended by `to` is on NAND even when the engine is held past `to` (a program,
+        // background operations), so a write arriving now does not supersede its data as if
+        // it were still waiting.
+        let mut avail = to.saturating_sub(self.t);
         while avail > 0 {
             let Some(c) = self.fifo.front_mut() else {
                 break;
@@ -206,7 +201,7 @@ impl Engine {
                 }
             }
         }
-        self.t = to;
+        self.t = self.t.max(to);
         if let Some(ct) = self.content.as_mut() {
             ct.advance(to);
         }
