@@ -766,6 +766,7 @@ impl Sim {
     /// Whether simulated time stands still for a time-based job: more I/Os issued at `now`
     /// than the jobs' depths allow unless they take no time ([`STILL_IOS`]). Then the run
     /// stops with an error (`still_error`), which the event loop returns.
+    #[inline]
     pub(crate) fn stands_still(&mut self, now: Ns) -> bool {
         if now != self.still_at {
             self.still_at = now;
@@ -776,6 +777,11 @@ impl Sim {
         if n <= self.still_limit {
             return self.still_error.is_some();
         }
+        self.stands_still_past_limit(now, n)
+    }
+
+    #[cold]
+    fn stands_still_past_limit(&mut self, now: Ns, n: u64) -> bool {
         let time_based = self
             .tasks
             .iter()
