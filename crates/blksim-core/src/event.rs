@@ -9,6 +9,7 @@
 //! delayed work's timer. They take their `seq` from the same counter (reserved when the
 //! timer was asked for), so timers and events interleave by the one rule.
 
+use crate::headvec::HeadVec;
 use crate::Ns;
 
 /// `(time, seq)` in one integer: ordering by it is ordering by time, then by push order.
@@ -28,6 +29,13 @@ fn key(time: Ns, seq: u64) -> Key {
 /// one array), profiled on `blksim bench --workload=emmc`.
 pub struct EventQueue<E> {
     heap: Vec<(Key, E)>,
+    /// Events pushed in key order, oldest first: a push whose key passes every key here is
+    /// appended instead of sifted into the heap, and the front is compared with the heap's
+    /// top at each pop. A device with a fixed latency (null_blk's `completion_nsec`) pushes
+    /// every event so, and a pop is then a move of the start index, not a sift down (the
+    /// null path runs 6 % fewer instructions; the eMMC and CPU-model paths, whose events
+    /// mostly land in the heap, the same within 1 %).
+    lane: HeadVec<(Key, E)>,
     seq: u64,
     now: Ns,
     /// The key of the last event or timer popped.
@@ -148,6 +156,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: Vec::with_capacity(1024),
+            lane: HeadVec::default(),
             // Sequence 0 is never given out: [`Self::FIRST_AT_ITS_TIME`].
             seq: 1,
             now: 0,
@@ -176,6 +185,10 @@ impl<E: Copy> EventQueue<E> {
         );
         let k = key(at, self.seq);
         self.seq += 1;
+        if self.lane.last().is_none_or(|&(b, _)| b < k) {
+            self.lane.push((k, ev));
+            return;
+        }
         // Sift up: move parents down into the hole until the key fits.
         let mut i = self.heap.len();
         self.heap.push((k, ev));
@@ -234,8 +247,17 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the earliest event or timer and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
+        // The earliest of the three fronts; keys are unique, so the order is the one a
+        // single heap of every event and timer would give.
+        let hk = self.heap.first().map(|&(k, _)| k);
+        if let Some(&(lk, ev)) = self.lane.first() {
+            if hk.is_none_or(|h| lk < h) && self.timers.first_key().is_none_or(|t| lk < t) {
+                self.lane.drop_front(1);
+                return Some(self.popped(lk, ev));
+            }
+        }
         if let Some(tk) = self.timers.first_key() {
-            if self.heap.first().is_none_or(|&(k, _)| tk < k) {
+            if hk.is_none_or(|k| tk < k) {
                 let (k, ev) = self.timers.remove_at(0);
                 return Some(self.popped(k, ev));
             }
@@ -288,13 +310,18 @@ impl<E: Copy> EventQueue<E> {
 
     pub fn peek_time(&self) -> Option<Ns> {
         let e = self.heap.first().map(|&(k, _)| k);
+        let l = self.lane.first().map(|&(k, _)| k);
         let t = self.timers.first_key();
-        e.into_iter().chain(t).min().map(|k| (k >> 64) as Ns)
+        e.into_iter()
+            .chain(l)
+            .chain(t)
+            .min()
+            .map(|k| (k >> 64) as Ns)
     }
 
     /// Events and timers pending.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.timers.heap.len()
+        self.heap.len() + self.lane.len() + self.timers.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -358,6 +385,60 @@ mod tests {
             assert_eq!(q.pop(), Some(want));
         }
         assert!(q.is_empty());
+    }
+
+    /// A fixed-latency stream (in push order, so in the lane) mixed with earlier events (in
+    /// the heap) and timers pops in (time, push order), as one sorted list would give.
+    #[test]
+    fn a_fixed_latency_stream_mixed_with_earlier_events_pops_in_order() {
+        let mut q = EventQueue::new();
+        let mut model: Vec<(u64, u64)> = Vec::new();
+        let mut x: u64 = 0x853c_49e6_748f_ea9b;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut seq, mut laned, mut heaped) = (0, 0, 0);
+        for _ in 0..50_000 {
+            match next() % 8 {
+                0..=3 => {
+                    // A completion a fixed latency after now: never before the lane's last.
+                    let at = q.now() + 100;
+                    let before = q.lane.len();
+                    q.push(at, seq);
+                    laned += usize::from(q.lane.len() > before);
+                    model.push((at, seq));
+                    seq += 1;
+                }
+                4 => {
+                    let at = q.now() + next() % 100;
+                    let before = q.heap.len();
+                    q.push(at, seq);
+                    heaped += usize::from(q.heap.len() > before);
+                    model.push((at, seq));
+                    seq += 1;
+                }
+                _ if !model.is_empty() => {
+                    model.sort();
+                    let want = model.remove(0);
+                    assert_eq!(q.pop(), Some(want));
+                    assert_eq!(q.len(), model.len());
+                    assert_eq!(q.peek_time(), model.iter().map(|m| m.0).min());
+                }
+                _ => {}
+            }
+        }
+        model.sort();
+        for want in model {
+            assert_eq!(q.pop(), Some(want));
+        }
+        assert!(q.is_empty());
+        assert!(
+            laned > 10_000 && heaped > 1_000,
+            "lane {laned}, heap {heaped}"
+        );
     }
 
     /// Timers pop as the events they stand for would: a plain queue that pushes every timer

@@ -48,6 +48,12 @@ impl<T> HeadVec<T> {
         self.live().last()
     }
 
+    /// Append `v` after the last entry.
+    #[inline]
+    pub fn push(&mut self, v: T) {
+        self.items.push(v);
+    }
+
     /// Insert `v` at index `i` of [`Self::live`].
     pub fn insert(&mut self, i: usize, v: T) {
         self.items.insert(self.head + i, v);
