@@ -192,7 +192,11 @@ impl Ssd {
             CardState::Used => cfg.prefill_pct,
             CardState::Fresh | CardState::Steady => 0,
         };
-        let space = cfg.capacity_bytes.min(cfg.ftl_model_bytes);
+        let space = crate::emmc::ftl::model_space(
+            cfg.capacity_bytes,
+            cfg.ftl_model_bytes,
+            cfg.map_unit_bytes,
+        );
         let mut ftl = PageFtl::new(
             &nand,
             space,

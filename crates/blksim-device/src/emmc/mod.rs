@@ -54,12 +54,18 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
                 CardState::Used => get_u64(p, "card.prefill_pct")?,
                 CardState::Fresh | CardState::Steady => 0,
             };
-            // The FTL keeps state for at most `card.ftl_model_gib`; a larger card folds into it.
-            let model = get_u64(p, "card.ftl_model_gib")? << 30;
+            // The FTL keeps state for at most `card.ftl_model_gib` and `MAX_MODEL_UNITS`
+            // mapping units; a larger card folds into it.
+            let unit = get_u64(p, "card.map_unit_kib")? * 1024;
+            let model = ftl::model_space(
+                capacity_bytes,
+                get_u64(p, "card.ftl_model_gib")? << 30,
+                unit,
+            );
             let mut f = PageFtl::new(
                 &nand,
-                capacity_bytes.min(model),
-                get_u64(p, "card.map_unit_kib")? * 1024,
+                model,
+                unit,
                 get_u64(p, "card.op_pct")?,
                 get_u32(p, "card.gc_low_blocks")?,
                 prefill,
@@ -165,6 +171,23 @@ mod tests {
                 panic!("page FTL")
             };
             assert_eq!(f.logical_bytes(), model_gib << 30, "{mib} MiB");
+        }
+    }
+
+    /// Setup cost follows mapping units, so the modelled space is bounded in units too: a
+    /// 64 GiB card with 1 KiB units keeps 2^24 of them (16 GiB) and folds the rest; with
+    /// 4 KiB units the same card is modelled whole.
+    #[test]
+    fn the_ftl_model_is_bounded_in_mapping_units() {
+        for (unit_kib, model_gib) in [("1", 16u64), ("2", 32), ("4", 64), ("16", 64)] {
+            let p = ParamMap::new()
+                .with("card.capacity_mib", "65536")
+                .with("card.map_unit_kib", unit_kib);
+            let c = build_card(&p).unwrap();
+            let Ftl::Page(f) = &c.ftl else {
+                panic!("page FTL")
+            };
+            assert_eq!(f.logical_bytes(), model_gib << 30, "{unit_kib} KiB units");
         }
     }
 

@@ -227,7 +227,7 @@ pub static CARD_PARAMS: &[ParamDef] = &[
         "64",
         1,
         64,
-        "page FTL: logical space it keeps state for (a steady state is built over all of it at setup, about 0.8 s and 250 MB per 64 GiB of 4 KiB units); a larger card folds into it (offset mod size), so memory and setup stay bounded whatever the capacity. Write amplification under uniform random and sequential writes does not depend on the size.",
+        "page FTL: logical space it keeps state for, and at most 2^24 mapping units (16 GiB of 1 KiB units; a steady state is built over all of it at setup, about 0.6 s and 240 MB for 2^24 units); a larger card folds into it (offset mod size), so memory and setup stay bounded whatever the capacity and mapping unit. Write amplification under uniform random and sequential writes does not depend on the size.",
         "model choice, as ssd.ftl_model_gib (the page FTL's state is 4 bytes per mapping unit once written)",
     ),
     p(
