@@ -88,7 +88,6 @@ impl Sbitmap {
         (self.depth - start).min(bpw)
     }
 
-    /// `sbitmap_get` on behalf of `cpu`. Returns the tag or None when the map is full.
     /// The CPU's hint slot. A CPU past the hints wraps; the usual one skips the division,
     /// which costs more than the rest of an allocation's arithmetic.
     #[inline]
@@ -101,6 +100,7 @@ impl Sbitmap {
         }
     }
 
+    /// `sbitmap_get` on behalf of `cpu`. Returns the tag or None when the map is full.
     pub fn get(&mut self, cpu: usize) -> Option<u32> {
         let cpu = self.hint_index(cpu);
         let mut hint = self.hints[cpu];
