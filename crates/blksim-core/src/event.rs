@@ -393,13 +393,8 @@ mod tests {
     fn a_fixed_latency_stream_mixed_with_earlier_events_pops_in_order() {
         let mut q = EventQueue::new();
         let mut model: Vec<(u64, u64)> = Vec::new();
-        let mut x: u64 = 0x853c_49e6_748f_ea9b;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::rng::Rng::from_seed(0x853c_49e6_748f_ea9b);
+        let mut next = || rng.next_u64();
         let (mut seq, mut laned, mut heaped) = (0, 0, 0);
         for _ in 0..50_000 {
             match next() % 8 {
