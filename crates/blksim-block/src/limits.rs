@@ -54,6 +54,7 @@ impl Default for QueueLimits {
 }
 
 impl QueueLimits {
+    #[inline]
     pub fn max_sectors(&self) -> u32 {
         self.max_sectors_kb.min(self.max_hw_sectors_kb) * 2
     }

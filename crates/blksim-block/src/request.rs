@@ -197,6 +197,7 @@ impl RqPool {
         self.bios.insert(bio)
     }
 
+    #[inline]
     pub fn bio(&self, id: BioId) -> &Bio {
         self.bios.get(id)
     }
@@ -250,14 +251,17 @@ impl RqPool {
         self.rqs.insert(rq)
     }
 
+    #[inline]
     pub fn get(&self, id: RqId) -> &Request {
         self.rqs.get(id)
     }
 
+    #[inline]
     pub fn get_mut(&mut self, id: RqId) -> &mut Request {
         self.rqs.get_mut(id)
     }
 
+    #[inline]
     pub fn contains(&self, id: RqId) -> bool {
         self.rqs.contains(id)
     }
