@@ -168,7 +168,7 @@ impl Lock {
         let from = if self.overlapped {
             0
         } else {
-            holds.partition_point(|&(_, b, _)| b <= arrival)
+            Self::ended_by(holds, arrival)
         };
         let mut prev = match from {
             0 => self.past_owner.unwrap_or(NO_OWNER),
@@ -241,6 +241,18 @@ impl Lock {
         self.list.live().to_vec()
     }
 
+    /// How many holds end by `t`, for disjoint holds (ends in order). Usually one or two: a
+    /// short scan from the front finds them without a binary search's chain of dependent
+    /// loads, which was most of [`Self::trim`]'s time on the seed-002 workload.
+    #[inline]
+    fn ended_by(holds: &[(Ns, Ns, u16)], t: Ns) -> usize {
+        let k = holds.len().min(4);
+        match holds[..k].iter().position(|h| h.1 > t) {
+            Some(i) => i,
+            None => k + holds[k..].partition_point(|h| h.1 <= t),
+        }
+    }
+
     #[inline]
     fn handoff_to(prev: u16, cpu: u16, handoff: Ns) -> Ns {
         if prev != NO_OWNER && prev != cpu {
@@ -261,7 +273,7 @@ impl Lock {
         let n = if self.overlapped {
             holds.iter().take_while(|h| h.1 <= t).count()
         } else {
-            holds.partition_point(|h| h.1 <= t)
+            Self::ended_by(holds, t)
         };
         self.past_owner = Some(holds[n - 1].2);
         if !self.overlapped {
