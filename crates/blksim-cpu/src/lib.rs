@@ -159,7 +159,6 @@ impl Lock {
     pub fn hold(&mut self, cpu: u16, now: &mut Ns, hold: Ns, handoff: Ns) -> Ns {
         self.acquisitions += 1;
         let arrival = *now;
-        let mut s = arrival;
         // Walk the timeline from the first hold that ends after the arrival, with the owner
         // of the hold before it. `next`: the hold the new one goes in front of.
         // While the holds are disjoint the ones ending by the arrival are a prefix, passed
@@ -170,37 +169,29 @@ impl Lock {
         } else {
             Self::ended_by(holds, arrival)
         };
-        let mut prev = match from {
+        let prev = match from {
             0 => self.past_owner.unwrap_or(NO_OWNER),
             i => holds[i - 1].2,
         };
-        let mut next: Option<(Ns, usize)> = None;
-        let mut walk_from = from;
-        if !self.overlapped && self.gaps == 0 && hold > 0 {
-            // No gaps: behind the first hold, the holds run back to back, and a hold of
-            // non-zero length fits nowhere among them (the walk below would pass each one).
-            if let (Some(&(a, _, _)), Some(&(_, b, o))) = (holds.get(from), holds.last()) {
-                if s + Self::handoff_to(prev, cpu, handoff) + hold <= a {
-                    next = Some((a, from));
+        let (s, prev, next) = match (holds.get(from), holds.last()) {
+            (Some(&(a, _, _)), Some(&(_, b, o)))
+                if !self.overlapped && self.gaps == 0 && hold > 0 =>
+            {
+                // No gaps: behind the first hold, the holds run back to back, and a hold of
+                // non-zero length fits nowhere among them (the walk would pass each one).
+                let got = if arrival + Self::handoff_to(prev, cpu, handoff) + hold <= a {
+                    (arrival, prev, Some((a, from)))
                 } else {
-                    s = s.max(b);
-                    prev = o;
-                }
-                walk_from = holds.len();
+                    (arrival.max(b), o, None)
+                };
+                debug_assert_eq!(
+                    got,
+                    Self::walk(holds, from, arrival, prev, cpu, hold, handoff)
+                );
+                got
             }
-        }
-        for (i, &(a, b, o)) in holds[walk_from..].iter().enumerate() {
-            if b <= s {
-                prev = o;
-                continue;
-            }
-            if s + Self::handoff_to(prev, cpu, handoff) + hold <= a {
-                next = Some((a, walk_from + i));
-                break;
-            }
-            s = s.max(b);
-            prev = o;
-        }
+            _ => Self::walk(holds, from, arrival, prev, cpu, hold, handoff),
+        };
         // A contended acquisition (it had to spin) migrates even if the previous hold in the
         // timeline was this CPU's: the queued spinlock is FIFO, so other waiters would have
         // taken it in between; the timeline only lacks them because they are processed later.
@@ -239,6 +230,32 @@ impl Lock {
     #[cfg(test)]
     fn timeline(&self) -> Vec<(Ns, Ns, u16)> {
         self.list.live().to_vec()
+    }
+
+    /// From hold `from` on, with the clock at `s` and `prev` owning the lock before: where a
+    /// hold of `hold` ns fits. Returns when it may start (before its hand-off), the owner
+    /// before it, and the hold it goes in front of (`(start, index)`; None: at the end).
+    fn walk(
+        holds: &[(Ns, Ns, u16)],
+        from: usize,
+        mut s: Ns,
+        mut prev: u16,
+        cpu: u16,
+        hold: Ns,
+        handoff: Ns,
+    ) -> (Ns, u16, Option<(Ns, usize)>) {
+        for (i, &(a, b, o)) in holds[from..].iter().enumerate() {
+            if b <= s {
+                prev = o;
+                continue;
+            }
+            if s + Self::handoff_to(prev, cpu, handoff) + hold <= a {
+                return (s, prev, Some((a, from + i)));
+            }
+            s = s.max(b);
+            prev = o;
+        }
+        (s, prev, None)
     }
 
     /// How many holds end by `t`, for disjoint holds (ends in order). Usually one or two: a
