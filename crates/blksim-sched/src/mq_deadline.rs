@@ -7,8 +7,9 @@
 //! * `dd_per_prio.sort_list[dir]` (rb-tree by `blk_rq_pos`) → a [`SortedList`] keyed by
 //!   `sort_key(sector, seq)`; equal sectors keep insertion order, as `elv_rb_add` sends
 //!   duplicates right.
-//! * `fifo_list[dir]` → a [`SortedList`] keyed by `fifo_seq` (removal from the middle when a
-//!   request leaves in sector order or is merged).
+//! * `fifo_list[dir]` (a `list_head` through `rq->queuelist`) → a doubly linked list whose
+//!   links sit in the side table by RqId ([`Fifo`]): a request leaving in sector order is
+//!   unlinked from the middle in O(1), as in the kernel.
 //! * `dispatch` (at-head inserts) → `VecDeque`.
 //! * `rq->fifo_time` and `rq->elv.priv[0]` (the per-prio pointer) → a side table by RqId.
 //!
@@ -60,7 +61,7 @@ fn prio_of(c: IoPrioClass) -> usize {
 struct PerPrio {
     dispatch: VecDeque<RqId>,
     sort_list: [SortedList<u128, RqId>; 2],
-    fifo_list: [SortedList<u64, RqId>; 2],
+    fifo_list: [Fifo; 2],
     latest_pos: [u64; 2],
     // `struct io_stats_per_prio`
     inserted: u32,
@@ -79,9 +80,41 @@ struct RqMeta {
     fifo_time: u64,
     /// Key in the sort tree, if on it.
     sort_key: Option<u128>,
-    /// Key in the fifo, if on it (`!list_empty(&rq->queuelist)`).
-    fifo_key: Option<u64>,
+    /// `(prev, next)` on its fifo, if on one (`!list_empty(&rq->queuelist)`); [`NIL`] ends.
+    fifo_link: Option<(RqId, RqId)>,
     in_dispatch: bool,
+}
+
+/// No request (the end of a fifo).
+const NIL: RqId = RqId::MAX;
+
+/// A `fifo_list`: its first and last request and its length; the links are the requests'
+/// [`RqMeta::fifo_link`].
+#[derive(Clone, Copy)]
+struct Fifo {
+    head: RqId,
+    tail: RqId,
+    len: u32,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl Fifo {
+    fn first(&self) -> Option<RqId> {
+        (self.head != NIL).then_some(self.head)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// mq-deadline's sysfs tunables (`deadline_attrs[]`). Bounds are what the stores accept
@@ -222,7 +255,7 @@ impl MqDeadline {
     }
 
     fn deadline_fifo_request(&self, prio: usize, dir: usize) -> Option<RqId> {
-        self.per_prio[prio].fifo_list[dir].first().map(|(_, r)| r)
+        self.per_prio[prio].fifo_list[dir].first()
     }
 
     /// `deadline_check_fifo`: the fifo head of `dir` has expired
@@ -267,9 +300,8 @@ impl MqDeadline {
     fn deadline_remove_request(&mut self, pool: &RqPool, rq: RqId) {
         let m = self.meta.get(rq);
         let dir = pool.get(rq).op.dir();
-        if let Some(fk) = m.fifo_key {
-            self.per_prio[m.prio as usize].fifo_list[dir].remove(&fk);
-            self.meta.at(rq).fifo_key = None;
+        if m.fifo_link.is_some() {
+            self.fifo_unlink(m.prio as usize, dir, rq);
         }
         self.del_rq_rb(pool, rq);
         self.merge.forget(rq);
@@ -346,6 +378,63 @@ impl MqDeadline {
         self.batching += 1;
         self.deadline_remove_request(pool, rq);
         Some(self.done(pool, rq, data_dir))
+    }
+
+    /// `list_add_tail(&rq->queuelist, &per_prio->fifo_list[dir])`.
+    fn fifo_push_back(&mut self, prio: usize, dir: usize, rq: RqId) {
+        let tail = self.per_prio[prio].fifo_list[dir].tail;
+        self.fifo_insert_after(prio, dir, tail, rq);
+    }
+
+    /// Link `rq` behind `after` (at the head when `after` is [`NIL`]).
+    fn fifo_insert_after(&mut self, prio: usize, dir: usize, after: RqId, rq: RqId) {
+        debug_assert!(self.meta.get(rq).fifo_link.is_none());
+        let f = &mut self.per_prio[prio].fifo_list[dir];
+        let next = if after == NIL {
+            std::mem::replace(&mut f.head, rq)
+        } else {
+            let l = self.meta.at(after).fifo_link.as_mut().expect("on the fifo");
+            std::mem::replace(&mut l.1, rq)
+        };
+        if next == NIL {
+            f.tail = rq;
+        } else {
+            self.meta
+                .at(next)
+                .fifo_link
+                .as_mut()
+                .expect("on the fifo")
+                .0 = rq;
+        }
+        f.len += 1;
+        self.meta.at(rq).fifo_link = Some((after, next));
+    }
+
+    /// `list_del_init(&rq->queuelist)`.
+    fn fifo_unlink(&mut self, prio: usize, dir: usize, rq: RqId) {
+        let (prev, next) = self.meta.at(rq).fifo_link.take().expect("on the fifo");
+        let f = &mut self.per_prio[prio].fifo_list[dir];
+        if prev == NIL {
+            f.head = next;
+        } else {
+            self.meta
+                .at(prev)
+                .fifo_link
+                .as_mut()
+                .expect("on the fifo")
+                .1 = next;
+        }
+        if next == NIL {
+            f.tail = prev;
+        } else {
+            self.meta
+                .at(next)
+                .fifo_link
+                .as_mut()
+                .expect("on the fifo")
+                .0 = prev;
+        }
+        f.len -= 1;
     }
 
     /// The `done:` tail: `latest_pos`, `dispatched++`.
@@ -429,7 +518,7 @@ impl Elevator for MqDeadline {
             let m = self.meta.at(rq);
             m.prio = prio as u8;
             m.sort_key = None;
-            m.fifo_key = None;
+            m.fifo_link = None;
             if at_head {
                 m.in_dispatch = true;
                 m.fifo_time = now_j;
@@ -443,11 +532,8 @@ impl Elevator for MqDeadline {
                         self.merge.last_merge = Some(rq);
                     }
                 }
-                self.seq += 1;
-                let m = self.meta.at(rq);
-                m.fifo_time = now_j.wrapping_add(self.fifo_expire[dir]);
-                m.fifo_key = Some(self.seq);
-                self.per_prio[prio].fifo_list[dir].insert(self.seq, rq);
+                self.meta.at(rq).fifo_time = now_j.wrapping_add(self.fifo_expire[dir]);
+                self.fifo_push_back(prio, dir, rq);
             }
         }
     }
@@ -540,19 +626,18 @@ impl Elevator for MqDeadline {
         let prio = prio_of(pool.get(next).ioprio);
         self.per_prio[prio].merged += 1;
         let rm = self.meta.get(rq);
-        if let (Some(rk), Some(nk)) = (rm.fifo_key, nm.fifo_key) {
-            if time_before(nm.fifo_time, rm.fifo_time) {
-                // list_move(&req->queuelist, &next->queuelist): req takes next's place.
-                let dir = pool.get(rq).op.dir();
-                let fl = &mut self.per_prio[rm.prio as usize].fifo_list[dir];
-                fl.remove(&rk);
-                fl.remove(&nk);
-                fl.insert(nk, rq);
-                let m = self.meta.at(rq);
-                m.fifo_key = Some(nk);
-                m.fifo_time = nm.fifo_time;
-                self.meta.at(next).fifo_key = None;
-            }
+        if rm.fifo_link.is_some()
+            && nm.fifo_link.is_some()
+            && time_before(nm.fifo_time, rm.fifo_time)
+        {
+            // list_move(&req->queuelist, &next->queuelist): req goes behind next, which
+            // leaves below, so req takes next's place. Merged requests have the same
+            // priority (`attempt_merge` checks ioprio), so it stays on its own list.
+            debug_assert_eq!(rm.prio, nm.prio);
+            let (p, dir) = (rm.prio as usize, pool.get(rq).op.dir());
+            self.fifo_unlink(p, dir, rq);
+            self.fifo_insert_after(p, dir, next, rq);
+            self.meta.at(rq).fifo_time = nm.fifo_time;
         }
         self.deadline_remove_request(pool, next);
         self.merge.reposition(pool, rq);

@@ -1,13 +1,15 @@
 //! A small ordered map over a sorted array, for the scheduler lists the kernel keeps as
-//! rb-trees and FIFO lists (`sort_list`, `fifo_list`).
+//! rb-trees (mq-deadline's `sort_list`).
 //!
 //! An elevator holds at most `nr_requests` (≤ 2048, `MAX_SCHED_RQ`) requests: a few dozen on
 //! an eMMC, about 500 under the 16 jobs of `blksim bench --workload=server`. A binary search
 //! over contiguous keys and a short move beat a B-tree's node walks and rebalancing there:
 //! mq-deadline's two `BTreeMap`s per direction were about 8 % of `--workload=emmc` (a chunked
-//! array, which moves less at 500 entries, measured no faster on `server`). FIFO lists take
-//! keys in increasing order and lose them mostly at the front, which a [`HeadVec`] does by
-//! moving its start.
+//! array, which moves less at 500 entries, measured no faster on `server`). Keys inserted in
+//! increasing order and removed mostly at the front (a sequential stream) cost no move: a
+//! [`HeadVec`] drops its front by moving its start. mq-deadline's FIFO lists, whose entries
+//! leave from anywhere when requests go in sector order, are linked lists by request id
+//! instead, as the kernel's `list_head`s are.
 
 use blksim_core::headvec::HeadVec;
 
