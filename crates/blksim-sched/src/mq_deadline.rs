@@ -4,8 +4,8 @@
 //! `elv_attempt_insert_merge`, `elv_merged_request`, `elv_merge_requests`).
 //!
 //! Data structures map one to one:
-//! * `dd_per_prio.sort_list[dir]` (rb-tree by `blk_rq_pos`) → a [`SortedList`] keyed by
-//!   `sort_key(sector, seq)`; equal sectors keep insertion order, as `elv_rb_add` sends
+//! * `dd_per_prio.sort_list[dir]` (rb-tree by `blk_rq_pos`) → a [`SectorList`]; equal
+//!   sectors keep insertion order, as `elv_rb_add` sends
 //!   duplicates right.
 //! * `fifo_list[dir]` (a `list_head` through `rq->queuelist`) → a doubly linked list whose
 //!   links sit in the side table by RqId ([`Fifo`]): a request leaving in sector order is
@@ -17,7 +17,7 @@
 //! hook, so expiry has the kernel's 4 ms granularity.
 
 use crate::common::*;
-use crate::sorted::SortedList;
+use crate::sorted::SectorList;
 use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tunable};
 use blksim_block::limits::QueueLimits;
 use blksim_block::request::{IoPrioClass, Op, RqId, RqPool};
@@ -41,13 +41,6 @@ pub const PRIO_AGING_EXPIRE: u64 = 10 * HZ;
 pub const WRITES_STARVED: i64 = 2;
 pub const FIFO_BATCH: i64 = 16;
 
-/// The sort list's key: by sector, then by insertion. One integer, so that the binary
-/// searches compare once per step (comparing `(sector, seq)` tuples branched twice and was
-/// most of the list's time on `blksim bench --workload=server`).
-fn sort_key(sector: u64, seq: u64) -> u128 {
-    (u128::from(sector) << 64) | u128::from(seq)
-}
-
 /// `ioprio_class_to_prio[]`.
 fn prio_of(c: IoPrioClass) -> usize {
     match c {
@@ -60,7 +53,7 @@ fn prio_of(c: IoPrioClass) -> usize {
 #[derive(Default)]
 struct PerPrio {
     dispatch: VecDeque<RqId>,
-    sort_list: [SortedList<u128, RqId>; 2],
+    sort_list: [SectorList; 2],
     fifo_list: [Fifo; 2],
     latest_pos: [u64; 2],
     // `struct io_stats_per_prio`
@@ -78,8 +71,8 @@ struct RqMeta {
     prio: u8,
     /// `rq->fifo_time` in jiffies.
     fifo_time: u64,
-    /// Key in the sort tree, if on it.
-    sort_key: Option<u128>,
+    /// The sector it went into the sort tree with, if on it.
+    sort_sector: Option<u64>,
     /// `(prev, next)` on its fifo, if on one (`!list_empty(&rq->queuelist)`); [`NIL`] ends.
     fifo_link: Option<(RqId, RqId)>,
     in_dispatch: bool,
@@ -200,7 +193,6 @@ pub struct MqDeadline {
     prio_aging_expire: u64,
     meta: RqTable<RqMeta>,
     merge: MergeHash,
-    seq: u64,
     stat_dispatched: u64,
     stat_insert_merges: u64,
 }
@@ -226,7 +218,6 @@ impl MqDeadline {
             prio_aging_expire: PRIO_AGING_EXPIRE,
             meta: RqTable::with_capacity(p.nr_requests as usize + 1),
             merge: MergeHash::new(lim),
-            seq: 0,
             stat_dispatched: 0,
             stat_insert_merges: 0,
         }
@@ -246,7 +237,7 @@ impl MqDeadline {
     /// `deadline_from_pos`: first request with `blk_rq_pos >= pos`.
     fn deadline_from_pos(&self, prio: usize, dir: usize, pos: u64) -> Option<RqId> {
         self.per_prio[prio].sort_list[dir]
-            .at_or_after(&sort_key(pos, 0))
+            .at_or_after(pos)
             .map(|(_, r)| r)
     }
 
@@ -281,18 +272,16 @@ impl MqDeadline {
     fn add_rq_rb(&mut self, pool: &RqPool, rq: RqId) {
         let r = pool.get(rq);
         let (prio, dir) = (self.meta.get(rq).prio as usize, r.op.dir());
-        self.seq += 1;
-        let key = sort_key(r.sector, self.seq);
-        self.per_prio[prio].sort_list[dir].insert(key, rq);
-        self.meta.at(rq).sort_key = Some(key);
+        self.per_prio[prio].sort_list[dir].insert(r.sector, rq);
+        self.meta.at(rq).sort_sector = Some(r.sector);
     }
 
     fn del_rq_rb(&mut self, pool: &RqPool, rq: RqId) {
         let m = self.meta.get(rq);
-        if let Some(k) = m.sort_key {
+        if let Some(sector) = m.sort_sector {
             let dir = pool.get(rq).op.dir();
-            self.per_prio[m.prio as usize].sort_list[dir].remove(&k);
-            self.meta.at(rq).sort_key = None;
+            self.per_prio[m.prio as usize].sort_list[dir].remove(sector, rq);
+            self.meta.at(rq).sort_sector = None;
         }
     }
 
@@ -517,7 +506,7 @@ impl Elevator for MqDeadline {
             }
             let m = self.meta.at(rq);
             m.prio = prio as u8;
-            m.sort_key = None;
+            m.sort_sector = None;
             m.fifo_link = None;
             if at_head {
                 m.in_dispatch = true;
@@ -576,8 +565,8 @@ impl Elevator for MqDeadline {
         let dir = bio.op.dir();
         for prio in [DD_BE_PRIO, DD_RT_PRIO, DD_IDLE_PRIO] {
             if let Some((_, rq)) = self.per_prio[prio].sort_list[dir]
-                .at_or_after(&sort_key(end, 0))
-                .filter(|&(k, _)| (k >> 64) as u64 == end)
+                .at_or_after(end)
+                .filter(|&(s, _)| s == end)
             {
                 if elv_bio_merge_ok(pool.get(rq), bio) {
                     return Some((rq, ElvMerge::FrontMerge));
@@ -589,7 +578,7 @@ impl Elevator for MqDeadline {
 
     /// `dd_request_merged` + `elv_merged_request`.
     fn request_merged(&mut self, pool: &mut RqPool, rq: RqId, kind: ElvMerge) {
-        if kind == ElvMerge::FrontMerge && self.meta.get(rq).sort_key.is_some() {
+        if kind == ElvMerge::FrontMerge && self.meta.get(rq).sort_sector.is_some() {
             self.del_rq_rb(pool, rq);
             self.add_rq_rb(pool, rq);
         }
@@ -602,20 +591,20 @@ impl Elevator for MqDeadline {
     /// `elv_rb_latter_request`.
     fn next_request(&self, pool: &RqPool, rq: RqId) -> Option<RqId> {
         let m = self.meta.get(rq);
-        let k = m.sort_key?;
+        let s = m.sort_sector?;
         let dir = pool.get(rq).op.dir();
         self.per_prio[m.prio as usize].sort_list[dir]
-            .after(&k)
+            .next(s, rq)
             .map(|(_, r)| r)
     }
 
     /// `elv_rb_former_request`.
     fn former_request(&self, pool: &RqPool, rq: RqId) -> Option<RqId> {
         let m = self.meta.get(rq);
-        let k = m.sort_key?;
+        let s = m.sort_sector?;
         let dir = pool.get(rq).op.dir();
         self.per_prio[m.prio as usize].sort_list[dir]
-            .before(&k)
+            .prev(s, rq)
             .map(|(_, r)| r)
     }
 
