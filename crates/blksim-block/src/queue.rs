@@ -28,7 +28,7 @@ use crate::plug::Plug;
 use crate::request::{Bio, BioId, Op, RqId, RqPool, RqState, NO_BIO};
 use crate::tags::Sbitmap;
 use blksim_core::{Ns, Rng, NSEC_PER_MSEC};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// `BLK_MQ_RESOURCE_DELAY`: 3 ms re-run after BLK_STS_RESOURCE with restart pending.
 /// Departure: the kernel passes both delays through `msecs_to_jiffies` (4 ms at HZ=250);
@@ -268,7 +268,7 @@ pub struct RequestQueue {
     plugs: Vec<Plug>,
     blocked: Vec<Option<BlockedRun>>,
     /// Free slots of `blocked`, lowest first (ids are reused lowest first).
-    free_runs: BTreeSet<u32>,
+    free_runs: blksim_core::idset::IdSet,
     /// Bio a task slept on while waiting for a tag, by task.
     task_wait_bio: Vec<Option<BioId>>,
     scratch: Vec<RqId>,
@@ -382,7 +382,7 @@ impl RequestQueue {
             plugs: Vec::new(),
             blocked: Vec::new(),
             task_wait_bio: Vec::new(),
-            free_runs: BTreeSet::new(),
+            free_runs: Default::default(),
             scratch: Vec::with_capacity(256),
             dispatch_seq: 0,
             last_issued_seq: 0,

@@ -19,6 +19,7 @@ pub mod event;
 pub mod extent;
 pub mod hash;
 pub mod headvec;
+pub mod idset;
 pub mod mutate;
 pub mod output;
 pub mod param;

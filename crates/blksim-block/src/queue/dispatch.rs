@@ -11,7 +11,7 @@ impl RequestQueue {
     /// The id a context gets if it parks: the lowest free slot of `blocked` (a new one if
     /// none is free), taken only when it parks ([`Self::park_slot`]).
     pub(super) fn new_run_id(&mut self) -> u32 {
-        if let Some(&i) = self.free_runs.first() {
+        if let Some(i) = self.free_runs.first() {
             return i;
         }
         let i = self.blocked.len() as u32;
@@ -22,7 +22,7 @@ impl RequestQueue {
 
     /// Park `run` in slot `id` (from [`Self::new_run_id`]).
     pub(super) fn park_slot(&mut self, id: u32, run: BlockedRun) {
-        self.free_runs.remove(&id);
+        self.free_runs.remove(id);
         self.blocked[id as usize] = Some(run);
     }
 

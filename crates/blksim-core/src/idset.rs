@@ -1,0 +1,86 @@
+//! A set of small ids as a bitmap, whose lowest member is found by scanning words: for the
+//! free slots of a table that hands out its lowest free slot, so that ids (which events
+//! carry and the event digest covers) do not depend on how slots were freed.
+
+#[derive(Clone, Debug, Default)]
+pub struct IdSet {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl IdSet {
+    /// Add `id`; returns whether it was new.
+    pub fn insert(&mut self, id: u32) -> bool {
+        let (w, b) = (id as usize / 64, id % 64);
+        if self.words.len() <= w {
+            self.words.resize(w + 1, 0);
+        }
+        let new = self.words[w] & (1 << b) == 0;
+        self.words[w] |= 1 << b;
+        self.len += new as usize;
+        new
+    }
+
+    /// Remove `id`; returns whether it was there.
+    pub fn remove(&mut self, id: u32) -> bool {
+        let (w, b) = (id as usize / 64, id % 64);
+        match self.words.get_mut(w) {
+            Some(word) if *word & (1 << b) != 0 => {
+                *word &= !(1 << b);
+                self.len -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn contains(&self, id: u32) -> bool {
+        self.words
+            .get(id as usize / 64)
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    /// The lowest member.
+    pub fn first(&self) -> Option<u32> {
+        self.words
+            .iter()
+            .position(|&w| w != 0)
+            .map(|i| (i * 64) as u32 + self.words[i].trailing_zeros())
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Random inserts and removals (present and absent, across word boundaries) answer as a
+    /// `BTreeSet` does.
+    #[test]
+    fn agrees_with_a_btreeset() {
+        let mut rng = crate::Rng::from_seed(0x1d5e7);
+        let mut a = IdSet::default();
+        let mut b = BTreeSet::new();
+        for _ in 0..50_000 {
+            let id = rng.below(200) as u32;
+            if rng.below(2) == 0 {
+                assert_eq!(a.insert(id), b.insert(id));
+            } else {
+                assert_eq!(a.remove(id), b.remove(&id));
+            }
+            assert_eq!(a.first(), b.first().copied());
+            assert_eq!(a.len(), b.len());
+            assert_eq!(a.is_empty(), b.is_empty());
+            let q = rng.below(260) as u32;
+            assert_eq!(a.contains(q), b.contains(&q));
+        }
+    }
+}
