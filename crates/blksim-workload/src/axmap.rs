@@ -73,6 +73,14 @@ impl Axmap {
     }
 
     /// `axmap_isset`.
+    /// Ask for the cache line of `bit`'s word (see [`blksim_core::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, bit: u64) {
+        if let Some(w) = self.levels[0].get((bit / 64) as usize) {
+            blksim_core::prefetch::prefetch(w);
+        }
+    }
+
     pub fn is_set(&self, bit: u64) -> bool {
         if bit >= self.nr_bits {
             return true;

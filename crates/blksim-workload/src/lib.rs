@@ -1535,6 +1535,10 @@ impl IoGen {
         match &self.map {
             None => Some(b),
             Some(m) => {
+                // The next draw's word, fetched an I/O ahead: the map is a bit per block of
+                // the whole region, one cache miss per random I/O otherwise.
+                let mut ahead = self.rngs.offset;
+                m.prefetch(((lastb as f64 * ahead.unit()) as u64).min(lastb - 1));
                 // A block past the map is free: fio's map with strided zones is as long as
                 // the zone range, which can pass the region, where blksim's stops at the
                 // region (no block there was ever used); the offset then fails at the
