@@ -197,7 +197,6 @@ impl RqPool {
         self.bios.insert(bio)
     }
 
-    #[inline]
     pub fn bio(&self, id: BioId) -> &Bio {
         self.bios.get(id)
     }
@@ -261,7 +260,6 @@ impl RqPool {
         self.rqs.get_mut(id)
     }
 
-    #[inline]
     pub fn contains(&self, id: RqId) -> bool {
         self.rqs.contains(id)
     }

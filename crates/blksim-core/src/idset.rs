@@ -10,6 +10,7 @@ pub struct IdSet {
 
 impl IdSet {
     /// Add `id`; returns whether it was new.
+    #[inline]
     pub fn insert(&mut self, id: u32) -> bool {
         let (w, b) = (id as usize / 64, id % 64);
         if self.words.len() <= w {
@@ -22,6 +23,7 @@ impl IdSet {
     }
 
     /// Remove `id`; returns whether it was there.
+    #[inline]
     pub fn remove(&mut self, id: u32) -> bool {
         let (w, b) = (id as usize / 64, id % 64);
         match self.words.get_mut(w) {
@@ -34,6 +36,7 @@ impl IdSet {
         }
     }
 
+    #[inline]
     pub fn contains(&self, id: u32) -> bool {
         self.words
             .get(id as usize / 64)
@@ -41,6 +44,7 @@ impl IdSet {
     }
 
     /// The lowest member.
+    #[inline]
     pub fn first(&self) -> Option<u32> {
         self.words
             .iter()
