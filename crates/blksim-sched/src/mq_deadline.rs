@@ -505,9 +505,10 @@ impl Elevator for MqDeadline {
                 self.per_prio[prio].inserted = self.per_prio[prio].inserted.wrapping_add(1);
             }
             let m = self.meta.at(rq);
+            // Every way out of the scheduler unlinks a request (`deadline_remove_request`);
+            // a request still linked here would corrupt its old list's neighbours.
+            debug_assert!(m.fifo_link.is_none() && m.sort_sector.is_none());
             m.prio = prio as u8;
-            m.sort_sector = None;
-            m.fifo_link = None;
             if at_head {
                 m.in_dispatch = true;
                 m.fifo_time = now_j;
