@@ -378,52 +378,35 @@ impl MqDeadline {
     /// Link `rq` behind `after` (at the head when `after` is [`NIL`]).
     fn fifo_insert_after(&mut self, prio: usize, dir: usize, after: RqId, rq: RqId) {
         debug_assert!(self.meta.get(rq).fifo_link.is_none());
-        let f = &mut self.per_prio[prio].fifo_list[dir];
-        let next = if after == NIL {
-            std::mem::replace(&mut f.head, rq)
-        } else {
-            let l = self.meta.at(after).fifo_link.as_mut().expect("on the fifo");
-            std::mem::replace(&mut l.1, rq)
+        let next = match after {
+            NIL => std::mem::replace(&mut self.per_prio[prio].fifo_list[dir].head, rq),
+            _ => std::mem::replace(&mut self.links(after).1, rq),
         };
-        if next == NIL {
-            f.tail = rq;
-        } else {
-            self.meta
-                .at(next)
-                .fifo_link
-                .as_mut()
-                .expect("on the fifo")
-                .0 = rq;
+        match next {
+            NIL => self.per_prio[prio].fifo_list[dir].tail = rq,
+            _ => self.links(next).0 = rq,
         }
-        f.len += 1;
+        self.per_prio[prio].fifo_list[dir].len += 1;
         self.meta.at(rq).fifo_link = Some((after, next));
     }
 
     /// `list_del_init(&rq->queuelist)`.
     fn fifo_unlink(&mut self, prio: usize, dir: usize, rq: RqId) {
         let (prev, next) = self.meta.at(rq).fifo_link.take().expect("on the fifo");
-        let f = &mut self.per_prio[prio].fifo_list[dir];
-        if prev == NIL {
-            f.head = next;
-        } else {
-            self.meta
-                .at(prev)
-                .fifo_link
-                .as_mut()
-                .expect("on the fifo")
-                .1 = next;
+        match prev {
+            NIL => self.per_prio[prio].fifo_list[dir].head = next,
+            _ => self.links(prev).1 = next,
         }
-        if next == NIL {
-            f.tail = prev;
-        } else {
-            self.meta
-                .at(next)
-                .fifo_link
-                .as_mut()
-                .expect("on the fifo")
-                .0 = prev;
+        match next {
+            NIL => self.per_prio[prio].fifo_list[dir].tail = prev,
+            _ => self.links(next).0 = prev,
         }
-        f.len -= 1;
+        self.per_prio[prio].fifo_list[dir].len -= 1;
+    }
+
+    /// The `(prev, next)` links of `rq`, which is on a fifo.
+    fn links(&mut self, rq: RqId) -> &mut (RqId, RqId) {
+        self.meta.at(rq).fifo_link.as_mut().expect("on the fifo")
     }
 
     /// The `done:` tail: `latest_pos`, `dispatched++`.
