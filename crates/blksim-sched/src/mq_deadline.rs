@@ -8,7 +8,7 @@
 //!   sectors keep insertion order, as `elv_rb_add` sends
 //!   duplicates right.
 //! * `fifo_list[dir]` (a `list_head` through `rq->queuelist`) → a doubly linked list whose
-//!   links sit in the side table by RqId ([`Fifo`]): a request leaving in sector order is
+//!   links sit in the side table by RqId (`Fifo`): a request leaving in sector order is
 //!   unlinked from the middle in O(1), as in the kernel.
 //! * `dispatch` (at-head inserts) → `VecDeque`.
 //! * `rq->fifo_time` and `rq->elv.priv[0]` (the per-prio pointer) → a side table by RqId.
