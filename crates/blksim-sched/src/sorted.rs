@@ -20,6 +20,10 @@ use blksim_core::headvec::HeadVec;
 #[derive(Clone, Debug, Default)]
 pub struct SectorList {
     items: HeadVec<(u64, RqId)>,
+    /// Where the last [`Self::at_or_after`] found its entry: mq-deadline removes the request
+    /// it just looked up (`deadline_next_request`, then `deadline_remove_request`), so the
+    /// removal checks there before it searches.
+    found: std::cell::Cell<usize>,
 }
 
 impl SectorList {
@@ -34,8 +38,12 @@ impl SectorList {
 
     /// Index of `rq`, inserted at sector `s`.
     fn index_of(&self, s: u64, rq: RqId) -> Option<usize> {
-        let i = self.lower_bound(s);
         let live = self.items.live();
+        let f = self.found.get();
+        if live.get(f) == Some(&(s, rq)) {
+            return Some(f);
+        }
+        let i = self.lower_bound(s);
         live[i..]
             .iter()
             .take_while(|&&(x, _)| x == s)
@@ -69,7 +77,9 @@ impl SectorList {
     /// The leftmost entry whose sector is `>= s` (`deadline_from_pos`, `elv_rb_find` when its
     /// sector is `s`).
     pub fn at_or_after(&self, s: u64) -> Option<(u64, RqId)> {
-        self.items.live().get(self.lower_bound(s)).copied()
+        let i = self.lower_bound(s);
+        self.found.set(i);
+        self.items.live().get(i).copied()
     }
 
     /// The entry after `rq` (inserted at sector `s`), `rb_next`.
