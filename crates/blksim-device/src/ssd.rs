@@ -196,6 +196,7 @@ impl Ssd {
             cfg.capacity_bytes,
             cfg.ftl_model_bytes,
             cfg.map_unit_bytes,
+            nand.block_bytes(),
         );
         let mut ftl = PageFtl::new(
             &nand,

@@ -54,13 +54,14 @@ pub fn build_card(p: &dyn ParamLookup) -> Result<EmmcCard, String> {
                 CardState::Used => get_u64(p, "card.prefill_pct")?,
                 CardState::Fresh | CardState::Steady => 0,
             };
-            // The FTL keeps state for at most `card.ftl_model_gib` and `MAX_MODEL_UNITS`
-            // mapping units; a larger card folds into it.
+            // The FTL keeps state for at most `card.ftl_model_gib`, `MAX_MODEL_UNITS`
+            // mapping units and `MAX_MODEL_BLOCKS` blocks; a larger card folds into it.
             let unit = get_u64(p, "card.map_unit_kib")? * 1024;
             let model = ftl::model_space(
                 capacity_bytes,
                 get_u64(p, "card.ftl_model_gib")? << 30,
                 unit,
+                nand.block_bytes(),
             );
             let mut f = PageFtl::new(
                 &nand,
@@ -188,6 +189,23 @@ mod tests {
                 panic!("page FTL")
             };
             assert_eq!(f.logical_bytes(), model_gib << 30, "{unit_kib} KiB units");
+        }
+    }
+
+    /// Small blocks bound the modelled space too: a block's bookkeeping is what a steady
+    /// state over millions of one-page blocks spent its setup on.
+    #[test]
+    fn the_ftl_model_is_bounded_in_blocks() {
+        for (ppb, model_gib) in [("1", 4u64), ("4", 16), ("256", 64)] {
+            let p = ParamMap::new()
+                .with("card.capacity_mib", "65536")
+                .with("card.page_kib", "16")
+                .with("card.pages_per_block", ppb);
+            let c = build_card(&p).unwrap();
+            let Ftl::Page(f) = &c.ftl else {
+                panic!("page FTL")
+            };
+            assert_eq!(f.logical_bytes(), model_gib << 30, "{ppb} pages per block");
         }
     }
 
