@@ -175,20 +175,26 @@ mod tests {
         }
     }
 
+    /// The page FTL's modelled space on a 64 GiB card with `card.*` settings `sets`, in GiB.
+    fn modelled_gib(sets: &[(&str, &str)]) -> u64 {
+        let p = sets.iter().fold(
+            ParamMap::new().with("card.capacity_mib", "65536"),
+            |p, (k, v)| p.with(k, v),
+        );
+        let Ftl::Page(f) = &build_card(&p).unwrap().ftl else {
+            panic!("page FTL")
+        };
+        f.logical_bytes() >> 30
+    }
+
     /// Setup cost follows mapping units, so the modelled space is bounded in units too: a
     /// 64 GiB card with 1 KiB units keeps 2^24 of them (16 GiB) and folds the rest; with
     /// 4 KiB units the same card is modelled whole.
     #[test]
     fn the_ftl_model_is_bounded_in_mapping_units() {
-        for (unit_kib, model_gib) in [("1", 16u64), ("2", 32), ("4", 64), ("16", 64)] {
-            let p = ParamMap::new()
-                .with("card.capacity_mib", "65536")
-                .with("card.map_unit_kib", unit_kib);
-            let c = build_card(&p).unwrap();
-            let Ftl::Page(f) = &c.ftl else {
-                panic!("page FTL")
-            };
-            assert_eq!(f.logical_bytes(), model_gib << 30, "{unit_kib} KiB units");
+        for (unit_kib, gib) in [("1", 16), ("2", 32), ("4", 64), ("16", 64)] {
+            let got = modelled_gib(&[("card.map_unit_kib", unit_kib)]);
+            assert_eq!(got, gib, "{unit_kib} KiB units");
         }
     }
 
@@ -196,16 +202,9 @@ mod tests {
     /// state over millions of one-page blocks spent its setup on.
     #[test]
     fn the_ftl_model_is_bounded_in_blocks() {
-        for (ppb, model_gib) in [("1", 4u64), ("4", 16), ("256", 64)] {
-            let p = ParamMap::new()
-                .with("card.capacity_mib", "65536")
-                .with("card.page_kib", "16")
-                .with("card.pages_per_block", ppb);
-            let c = build_card(&p).unwrap();
-            let Ftl::Page(f) = &c.ftl else {
-                panic!("page FTL")
-            };
-            assert_eq!(f.logical_bytes(), model_gib << 30, "{ppb} pages per block");
+        for (ppb, gib) in [("1", 4), ("4", 16), ("256", 64)] {
+            let got = modelled_gib(&[("card.page_kib", "16"), ("card.pages_per_block", ppb)]);
+            assert_eq!(got, gib, "{ppb} pages per block");
         }
     }
 
