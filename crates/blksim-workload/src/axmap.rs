@@ -72,7 +72,6 @@ impl Axmap {
         }
     }
 
-    /// `axmap_isset`.
     /// Ask for the cache line of `bit`'s word (see [`blksim_core::prefetch`]).
     #[inline]
     pub fn prefetch(&self, bit: u64) {
@@ -81,6 +80,7 @@ impl Axmap {
         }
     }
 
+    /// `axmap_isset`.
     pub fn is_set(&self, bit: u64) -> bool {
         if bit >= self.nr_bits {
             return true;
