@@ -54,11 +54,11 @@ impl SectorList {
     /// `elv_rb_add`: after every entry at or before sector `s`.
     pub fn insert(&mut self, s: u64, rq: RqId) {
         match self.items.last() {
-            // Most inserts are at the end (a sequential stream).
             Some(&(last, _)) if last > s => {
                 let i = self.items.live().partition_point(|&(x, _)| x <= s);
                 self.items.insert(i, (s, rq));
             }
+            // A sequential stream inserts at the end: no search, no move.
             _ => self.items.push((s, rq)),
         }
     }
