@@ -81,13 +81,12 @@ struct RqMeta {
 /// No request (the end of a fifo).
 const NIL: RqId = RqId::MAX;
 
-/// A `fifo_list`: its first and last request and its length; the links are the requests'
-/// [`RqMeta::fifo_link`].
+/// A `fifo_list`: its first and last request ([`NIL`] when empty); the links are the
+/// requests' [`RqMeta::fifo_link`].
 #[derive(Clone, Copy)]
 struct Fifo {
     head: RqId,
     tail: RqId,
-    len: u32,
 }
 
 impl Default for Fifo {
@@ -95,7 +94,6 @@ impl Default for Fifo {
         Fifo {
             head: NIL,
             tail: NIL,
-            len: 0,
         }
     }
 }
@@ -106,7 +104,7 @@ impl Fifo {
     }
 
     fn is_empty(&self) -> bool {
-        self.len == 0
+        self.head == NIL
     }
 }
 
@@ -386,7 +384,6 @@ impl MqDeadline {
             NIL => self.per_prio[prio].fifo_list[dir].tail = rq,
             _ => self.links(next).0 = rq,
         }
-        self.per_prio[prio].fifo_list[dir].len += 1;
         self.meta.at(rq).fifo_link = Some((after, next));
     }
 
@@ -401,7 +398,6 @@ impl MqDeadline {
             NIL => self.per_prio[prio].fifo_list[dir].tail = prev,
             _ => self.links(next).0 = prev,
         }
-        self.per_prio[prio].fifo_list[dir].len -= 1;
     }
 
     /// The `(prev, next)` links of `rq`, which is on a fifo.
