@@ -426,6 +426,15 @@ pub struct WindowSample {
     pub value: u64,
 }
 
+/// When completions start to count: at `start_ns`, or never with `stats=0`.
+fn count_from(stats: bool, start_ns: u64) -> u64 {
+    if stats {
+        start_ns
+    } else {
+        u64::MAX
+    }
+}
+
 impl JobStats {
     /// Stats for a job starting at `start_ns` of virtual time.
     pub fn new(start_ns: u64, opts: &StatsOptions) -> Self {
@@ -465,7 +474,7 @@ impl JobStats {
             bw_sample_ns: epoch,
             iops_sample_ns: epoch,
             samples_due_ns: 0,
-            count_from: if o.stats { epoch } else { u64::MAX },
+            count_from: count_from(o.stats, epoch),
             bw_pending: PendingWindow::default(),
             iops_pending: PendingWindow::default(),
             finished: false,
@@ -481,14 +490,7 @@ impl JobStats {
     /// `opts.stats && now_ns >= start_ns`, from one field: it is asked several times per I/O.
     #[inline]
     fn counting(&self, now_ns: u64) -> bool {
-        debug_assert_eq!(
-            self.count_from,
-            if self.opts.stats {
-                self.start_ns
-            } else {
-                u64::MAX
-            }
-        );
+        debug_assert_eq!(self.count_from, count_from(self.opts.stats, self.start_ns));
         now_ns >= self.count_from
     }
 
@@ -901,11 +903,7 @@ impl JobStats {
         self.total_submit += src.total_submit;
         self.total_complete += src.total_complete;
         self.start_ns = self.start_ns.min(src.start_ns);
-        self.count_from = if self.opts.stats {
-            self.start_ns
-        } else {
-            u64::MAX
-        };
+        self.count_from = count_from(self.opts.stats, self.start_ns);
         self.end_ns = self.end_ns.max(src.end_ns);
         match (self.timeline.as_mut(), src.timeline.as_ref()) {
             (Some(a), Some(b)) => a.merge(b),
