@@ -32,14 +32,18 @@ impl Dense {
         v != 0 && (i == 0 || self.vals[i - 1] != v)
     }
 
-    /// Fetch granule `g`'s cache line, if the span holds it.
+    /// Fetch the cache lines of granule `g` and of its neighbours, if the span holds it: a
+    /// one-granule [`Self::set`] reads the granule before and after too (whether a run starts
+    /// there), which are on the next or previous line for one granule in four.
     #[inline]
     pub(super) fn prefetch(&self, g: u64) {
-        if let Some(v) = g
-            .checked_sub(self.base)
-            .and_then(|i| self.vals.get(i as usize))
-        {
-            crate::prefetch::prefetch(v);
+        let Some(i) = g.checked_sub(self.base).map(|i| i as usize) else {
+            return;
+        };
+        if i < self.vals.len() {
+            // Granules i - 1 and i + 1 (within the span) cover i's line too.
+            crate::prefetch::prefetch(&self.vals[i.saturating_sub(1)]);
+            crate::prefetch::prefetch(&self.vals[(i + 1).min(self.vals.len() - 1)]);
         }
     }
 
