@@ -543,11 +543,11 @@ fn read_iolog_replays_fio_logs() {
         &["--device=null_blk", "--name=q", "--read_iolog=q.iolog"],
     );
     let ours_ms = ours["jobs"][0]["job_runtime"].as_u64().unwrap();
-    assert!((49..=53).contains(&fio_ms), "real fio: {fio_ms} ms");
-    assert!(
-        ours_ms.abs_diff(fio_ms) <= 2,
-        "blksim {ours_ms} ms, fio {fio_ms} ms"
-    );
+    // fio's runtime is wall time, whose sleeps overshoot by a few milliseconds on a busy
+    // machine (53 ms seen with the rest of the suite running alongside); blksim's is virtual
+    // and exact. Waiting the first gap would give 100 ms in either.
+    assert!((49..=60).contains(&fio_ms), "real fio: {fio_ms} ms");
+    assert_eq!(ours_ms, 50, "blksim {ours_ms} ms, fio {fio_ms} ms");
 }
 
 /// A log that is not one, or a record that cannot be replayed, stops the run with the file
