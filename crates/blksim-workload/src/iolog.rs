@@ -566,7 +566,9 @@ impl IologReader {
                     continue
                 }
                 "sync" | "datasync" => {
-                    let gap = (gap_us + std::mem::take(&mut self.carry_us)).saturating_mul(1000);
+                    let gap = gap_us
+                        .saturating_add(std::mem::take(&mut self.carry_us))
+                        .saturating_mul(1000);
                     return Ok(Some(ReplayIo {
                         op: ReplayOp::Sync {
                             datasync: act == "datasync",
@@ -576,7 +578,7 @@ impl IologReader {
                     }));
                 }
                 "add" | "open" | "close" => {
-                    self.carry_us += gap_us;
+                    self.carry_us = self.carry_us.saturating_add(gap_us);
                     continue;
                 }
                 "wait" if self.version == 2 => {
@@ -603,7 +605,9 @@ impl IologReader {
                 return Err(self.bad(&format!("{act} of length 0")));
             }
             offset = self.shape(offset);
-            let gap = (gap_us + std::mem::take(&mut self.carry_us)).saturating_mul(1000);
+            let gap = gap_us
+                .saturating_add(std::mem::take(&mut self.carry_us))
+                .saturating_mul(1000);
             return Ok(Some(ReplayIo {
                 op: ReplayOp::Io(IoU { ddir, offset, len }),
                 gap_ns: gap,
@@ -688,6 +692,35 @@ mod tests {
         assert_eq!(io(r.next_io().unwrap().unwrap()).offset, 4096);
     }
 
+    /// A gap that `replay_time_scale` stretches past the u64 range, plus the gap carried over
+    /// file lines before it, saturates instead of overflowing (the run then stops at the end
+    /// of virtual time with an error, as any other gap past it does).
+    #[test]
+    fn huge_gaps_saturate() {
+        let slow = ReplayOpts {
+            time_scale_pct: 3,
+            ..OPTS
+        };
+        let log = format!(
+            "fio version 3 iolog\n1 f add\n2 f open\n{} f read 0 512\n",
+            u64::MAX / 2
+        );
+        let mut r = reader(&log, slow).unwrap();
+        assert_eq!(r.next_io().unwrap().unwrap().gap_ns, u64::MAX);
+        let log = format!(
+            "fio version 3 iolog\n1 f add\n2 f open\n{} f sync 0 0\n",
+            u64::MAX / 2
+        );
+        let mut r = reader(&log, slow).unwrap();
+        assert_eq!(r.next_io().unwrap().unwrap().gap_ns, u64::MAX);
+        let log = format!(
+            "fio version 3 iolog\n1 f add\n{} f open\n{} f close\n2 f read 0 512\n",
+            u64::MAX / 2,
+            u64::MAX
+        );
+        let mut r = reader(&log, slow).unwrap();
+        assert_eq!(r.next_io().unwrap().unwrap().gap_ns, u64::MAX);
+    }
     #[test]
     fn mqsim_ascii_records_are_sectors_and_ns() {
         let log = "1000 0 8 16 1\n4000 2 64 8 0\n";
