@@ -802,7 +802,7 @@ impl Sim {
         while let Some((now, ev)) = self.evq.pop() {
             if now >= NS_HORIZON {
                 return Err(format!(
-                    "simulated time would pass {NS_HORIZON} ns (about 146 years), the end of blksim's virtual clock; shorten the job's time options (thinktime, rate, runtime) or the device's latencies"
+                    "simulated time would pass {NS_HORIZON} ns (about 146 years), the end of blksim's virtual clock; shorten the job's time options (thinktime, rate, runtime), a replayed trace's gaps (replay_time_scale, replay_no_stall) or the device's latencies"
                 ));
             }
             handled += 1;
