@@ -1,0 +1,302 @@
+//! Mutated traces replayed through the whole simulation never panic or hang `blksim
+//! replay`. The readers alone are fuzzed in `crates/blksim-workload/tests/trace_fuzz.rs`;
+//! this runs what they read, end to end: null_blk sized to the trace, offsets and lengths
+//! past the device, an eMMC device, the replay options. Every format is given (fio iologs,
+//! a blktrace binary file, blkparse text, MQSim/DiskSim ASCII, MSR Cambridge, Alibaba and
+//! Tencent CSV), with numbers pushed to the ends of their range, lines duplicated, dropped,
+//! swapped or cut, bytes changed, and the binary trace with bits flipped, words overwritten,
+//! chunks repeated and its end cut off. A run either replays or stops with an error (exit
+//! status 1); a panic, a signal or a run that does not end fails the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use blksim_core::Rng;
+
+mod common;
+
+/// Numbers at the edges: zero, the ends of i64, u32 and u64, past u64, not integers.
+const EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "511",
+    "4095",
+    "2147483648",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999999999",
+    "1e30",
+    "NaN",
+    "0.5",
+    "+5",
+    "0x10",
+    "",
+];
+
+fn pick<'a, T>(rng: &mut Rng, v: &'a [T]) -> &'a T {
+    &v[rng.below(v.len() as u64) as usize]
+}
+
+fn mutate_text(rng: &mut Rng, text: &str) -> Vec<u8> {
+    let mut lines: Vec<Vec<u8>> = text.lines().map(|l| l.as_bytes().to_vec()).collect();
+    for _ in 0..rng.range_inclusive(1, 8) {
+        if lines.is_empty() {
+            lines.push(Vec::new());
+        }
+        let i = rng.below(lines.len() as u64) as usize;
+        match rng.below(9) {
+            0..=3 => {
+                // A number, space- or comma-separated, replaced by an extreme.
+                let line = String::from_utf8_lossy(&lines[i]).into_owned();
+                let mut toks: Vec<String> = line
+                    .split_inclusive([' ', ','])
+                    .map(str::to_string)
+                    .collect();
+                let numeric: Vec<usize> = (0..toks.len())
+                    .filter(|&j| {
+                        let t = toks[j].trim_end_matches([' ', ',']);
+                        !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                    })
+                    .collect();
+                if !numeric.is_empty() {
+                    let j = *pick(rng, &numeric);
+                    let sep: String = toks[j]
+                        .chars()
+                        .rev()
+                        .take_while(|c| *c == ' ' || *c == ',')
+                        .collect();
+                    toks[j] = format!("{}{sep}", pick(rng, EXTREMES));
+                    lines[i] = toks.concat().into_bytes();
+                }
+            }
+            4 => {
+                let j = rng.below(lines.len() as u64) as usize;
+                let dup = lines[j].clone();
+                lines.insert(i, dup);
+            }
+            5 => {
+                lines.remove(i);
+            }
+            6 => {
+                let j = rng.below(lines.len() as u64) as usize;
+                lines.swap(i, j);
+            }
+            7 => {
+                if !lines[i].is_empty() {
+                    let k = rng.below(lines[i].len() as u64) as usize;
+                    lines[i][k] = rng.below(256) as u8;
+                }
+            }
+            _ => lines.truncate(i),
+        }
+    }
+    lines.join(&b'\n')
+}
+
+fn mutate_binary(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
+    let mut b = data.to_vec();
+    for _ in 0..rng.range_inclusive(1, 12) {
+        if b.len() < 16 {
+            break;
+        }
+        let i = rng.below(b.len() as u64 - 8) as usize;
+        match rng.below(5) {
+            0 | 1 => b[i] ^= 1 << rng.below(8),
+            2 => {
+                let w = match rng.below(3) {
+                    0 => [0xff; 8],
+                    1 => [0; 8],
+                    _ => rng.next_u64().to_le_bytes(),
+                };
+                b[i..i + 8].copy_from_slice(&w);
+            }
+            3 => b.truncate(i),
+            _ => {
+                let j = (i + rng.below(200) as usize).min(b.len());
+                let chunk = b[i..j].to_vec();
+                b.splice(i..i, chunk);
+            }
+        }
+    }
+    b
+}
+
+/// `blksim replay` of `trace` with `extra`: the exit status, or None if it did not end
+/// within a minute (then killed).
+fn replay(trace: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .arg("replay")
+        .arg(trace)
+        .args(["--output-format=terse"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (st.code(), err);
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            child.kill().ok();
+            child.wait().ok();
+            return (None, String::new());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// One trace of each format, from the test data and written here.
+fn seeds(dir: &Path) -> Vec<(PathBuf, bool)> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let head = |p: PathBuf, n: usize| -> String {
+        let t = std::fs::read_to_string(p).unwrap();
+        t.lines().take(n).collect::<Vec<_>>().join("\n") + "\n"
+    };
+    let mut rng = Rng::from_seed(0x7ace);
+    let (mut msr, mut ali, mut ten) = (
+        String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n"),
+        String::new(),
+        String::new(),
+    );
+    let (mut t_msr, mut t_ali, mut t_ten) = (
+        128_166_372_003_061_629u64,
+        1_577_808_000_000_626u64,
+        1_538_323_200u64,
+    );
+    for _ in 0..60 {
+        t_msr += rng.below(20_000);
+        t_ali += rng.below(500);
+        t_ten += rng.below(2);
+        let w = rng.below(2) == 0;
+        msr += &format!(
+            "{t_msr},wdev,{},{},{},{},{}\n",
+            rng.below(3),
+            if w { "Write" } else { "Read" },
+            rng.below(1 << 21) * 512,
+            [512, 4096, 65536][rng.below(3) as usize],
+            rng.range_inclusive(10, 5000)
+        );
+        ali += &format!(
+            "{},{},{},{},{t_ali}\n",
+            rng.below(4),
+            if w { "W" } else { "R" },
+            rng.below(1 << 22) * 4096,
+            [4096, 8192, 131072][rng.below(3) as usize]
+        );
+        ten += &format!(
+            "{t_ten},{},{},{},{}\n",
+            rng.below(1 << 24),
+            [8, 16, 256][rng.below(3) as usize],
+            w as u8,
+            rng.range_inclusive(1, 2000)
+        );
+    }
+    let text = [
+        ("v3.iolog", head(data.join("fio_v3.iolog"), 100)),
+        (
+            "v2.iolog",
+            "fio version 2 iolog\n/dev/nullb0 add\n/dev/nullb0 open\n/dev/nullb0 read 0 4096\n\
+             /dev/nullb0 wait 100\n/dev/nullb0 write 8192 4096\n/dev/nullb0 sync 0 0\n\
+             /dev/nullb0 trim 65536 65536\n/dev/nullb0 close\n"
+                .to_string(),
+        ),
+        (
+            "trace.blkparse",
+            head(data.join("blktrace/loop0.blkparse.txt"), 120),
+        ),
+        ("tpcc.ascii", head(data.join("mqsim/tpcc-1000.trace"), 120)),
+        ("msr.csv", msr),
+        ("alibaba.csv", ali),
+        ("tencent.csv", ten),
+    ];
+    let mut out = Vec::new();
+    for (name, body) in text {
+        let p = dir.join(format!("seed-{name}"));
+        std::fs::write(&p, body).unwrap();
+        out.push((p, false));
+    }
+    out.push((data.join("blktrace/loop0.blktrace.0"), true));
+    out
+}
+
+#[test]
+fn mutated_traces_replay_or_stop_with_an_error() {
+    let d = common::fresh_dir("replay_fuzz", "mutated", false);
+    let seeds = seeds(&d);
+    // Each seed as it is replays.
+    for (p, _) in &seeds {
+        let (code, err) = replay(p, &["--device=null_blk"]);
+        assert_eq!(code, Some(0), "{}: {err}", p.display());
+    }
+    // A case mutated traces found: a gap that `replay_time_scale` stretches past the u64
+    // range, after the gap of the file lines before it. The run ends at the end of virtual
+    // time, with its error.
+    let far = d.join("far.iolog");
+    std::fs::write(
+        &far,
+        format!(
+            "fio version 3 iolog\n1 f add\n2 f open\n{} f read 0 512\n",
+            u64::MAX / 2
+        ),
+    )
+    .unwrap();
+    let (code, err) = replay(&far, &["--device=null_blk", "--replay_time_scale=3"]);
+    assert!(
+        code == Some(1) && err.contains("simulated time would pass"),
+        "exit {code:?}: {err}"
+    );
+    let extras: &[&[&str]] = &[
+        &["--device=null_blk"],
+        &["--device=null_blk", "--iodepth=1"],
+        &["--device=null_blk", "--replay_skip_bad=1"],
+        &["--device=null_blk", "--replay_no_stall=1"],
+        &["--device=null_blk", "--replay_time_scale=3"],
+        &["--device=emmc-hbg4a2"],
+    ];
+    let mut rng = Rng::from_seed(0xf022);
+    let mut errors = 0;
+    for case in 0..240 {
+        let (seed, binary) = pick(&mut rng, &seeds);
+        let data = std::fs::read(seed).unwrap();
+        let m = if *binary {
+            mutate_binary(&mut rng, &data)
+        } else {
+            mutate_text(&mut rng, &String::from_utf8_lossy(&data))
+        };
+        let ext = seed.extension().map_or("t".into(), |e| e.to_string_lossy());
+        let p = d.join(format!("case-{case}.{ext}"));
+        std::fs::write(&p, &m).unwrap();
+        let extra = pick(&mut rng, extras);
+        let (code, err) = replay(&p, extra);
+        assert!(
+            matches!(code, Some(0 | 1)) && !err.contains("panicked"),
+            "case {case} ({} mutated, {extra:?}): exit {code:?} (None: still running after \
+             a minute)\n{err}\ntrace kept in {}",
+            seed.display(),
+            p.display()
+        );
+        if code == Some(1) {
+            errors += 1;
+            // An error names what was wrong.
+            assert!(err.contains("blksim:"), "case {case}: {err}");
+        }
+    }
+    // The mutations reach the parsers' error paths, not only harmless corners.
+    assert!(errors > 20, "{errors} of 240 mutated traces were refused");
+}
