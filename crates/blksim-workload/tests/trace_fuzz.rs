@@ -28,6 +28,10 @@ const SEEDS: &[&str] = &[
     "fio version 3 iolog\n0 f add\n0 f open\n10 f read 4096 512\n20 f sync 0 0\n\
      30 f write 8192 4096\n40 f trim 0 4096\n50 f datasync 0 0\n60 f close\n",
     "fio version 2 iolog\nf add\nf open\nf read 0 4096\nf wait 500 0\nf write 4096 4096\nf close\n",
+    // File lines that carry a gap over to the first I/O, which comes at the end of the time
+    // range: with `replay_time_scale` below 100 % the sum passes u64.
+    "fio version 3 iolog\n5 f add\n9 f open\n18446744073709551615 f read 0 4096\n\
+     18446744073709551615 f write 4096 4096\n7 f close\n",
     "1000 0 8 16 1\n4000 2 64 8 0\n9000 1 0 1 1\n",
     "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\
      128166372003061629,wdev,0,Write,3995500544,4096,1318\n\
