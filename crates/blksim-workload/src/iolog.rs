@@ -721,6 +721,7 @@ mod tests {
         let mut r = reader(&log, slow).unwrap();
         assert_eq!(r.next_io().unwrap().unwrap().gap_ns, u64::MAX);
     }
+
     #[test]
     fn mqsim_ascii_records_are_sectors_and_ns() {
         let log = "1000 0 8 16 1\n4000 2 64 8 0\n";
