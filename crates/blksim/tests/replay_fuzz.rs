@@ -6,7 +6,9 @@
 //! Tencent CSV), with numbers pushed to the ends of their range, lines duplicated, dropped,
 //! swapped or cut, bytes changed, and the binary trace with bits flipped, words overwritten,
 //! chunks repeated and its end cut off. A run either replays or stops with an error (exit
-//! status 1); a panic, a signal or a run that does not end fails the test.
+//! status 1) that names what was wrong; a panic, a signal, a run that does not end, an
+//! internal error, a report with a lost bio or an integrity mismatch, or a second run whose
+//! report differs fails the test.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -127,38 +129,73 @@ fn mutate_binary(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
     b
 }
 
-/// `blksim replay` of `trace` with `extra`: the exit status, or None if it did not end
-/// within a minute (then killed).
-fn replay(trace: &Path, extra: &[&str]) -> (Option<i32>, String) {
+/// What a run of `blksim replay` left: its exit status (None if it did not end within a
+/// minute, then killed), its stderr and its JSON report (None if it wrote none).
+struct Run {
+    code: Option<i32>,
+    err: String,
+    report: Option<String>,
+}
+
+/// `blksim replay` of `trace` with `extra`, the JSON report written to `out`.
+fn replay(trace: &Path, extra: &[&str], out: &Path) -> Run {
+    let _ = std::fs::remove_file(out);
     let mut child = Command::new(env!("CARGO_BIN_EXE_blksim"))
         .arg("replay")
         .arg(trace)
-        .args(["--output-format=terse"])
+        .arg("--output-format=json")
+        .arg(format!("--output={}", out.display()))
         .args(extra)
+        // The report's wall-clock stamps, pinned so that two runs compare byte for byte.
+        .env("BLKSIM_FAKE_TIME", "1795310737")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    loop {
+    let code = loop {
         if let Some(st) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (st.code(), err);
+            break st.code();
         }
         if t0.elapsed() > Duration::from_secs(60) {
             child.kill().ok();
             child.wait().ok();
-            return (None, String::new());
+            return Run {
+                code: None,
+                err: String::new(),
+                report: None,
+            };
         }
         std::thread::sleep(Duration::from_millis(2));
+    };
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let report = std::fs::read_to_string(out).ok().filter(|r| !r.is_empty());
+    Run { code, err, report }
+}
+
+/// The report's own checks: every bio completed, no integrity mismatch or violation.
+fn check_report(report: &str) -> Result<(), String> {
+    let v: serde_json::Value =
+        serde_json::from_str(report).map_err(|e| format!("the report does not parse: {e}"))?;
+    let b = &v["blksim"];
+    let (sub, done) = (&b["bios"]["submitted"], &b["bios"]["completed"]);
+    if !sub.is_u64() || sub != done {
+        return Err(format!("bios submitted {sub}, completed {done}"));
     }
+    for k in ["mismatches", "violations"] {
+        let n = &b["integrity"][k];
+        if !(n.is_null() || n == 0) {
+            return Err(format!("integrity {k} {n}"));
+        }
+    }
+    Ok(())
 }
 
 /// One trace of each format, from the test data and written here.
@@ -239,10 +276,12 @@ fn seeds(dir: &Path) -> Vec<(PathBuf, bool)> {
 fn mutated_traces_replay_or_stop_with_an_error() {
     let d = common::fresh_dir("replay_fuzz", "mutated", false);
     let seeds = seeds(&d);
+    let out = d.join("report.json");
     // Each seed as it is replays.
     for (p, _) in &seeds {
-        let (code, err) = replay(p, &["--device=null_blk"]);
-        assert_eq!(code, Some(0), "{}: {err}", p.display());
+        let r = replay(p, &["--device=null_blk"], &out);
+        assert_eq!(r.code, Some(0), "{}: {}", p.display(), r.err);
+        check_report(r.report.as_deref().unwrap_or("")).unwrap();
     }
     // A case mutated traces found: a gap that `replay_time_scale` stretches past the u64
     // range, after the gap of the file lines before it. The run ends at the end of virtual
@@ -256,10 +295,12 @@ fn mutated_traces_replay_or_stop_with_an_error() {
         ),
     )
     .unwrap();
-    let (code, err) = replay(&far, &["--device=null_blk", "--replay_time_scale=3"]);
+    let r = replay(&far, &["--device=null_blk", "--replay_time_scale=3"], &out);
     assert!(
-        code == Some(1) && err.contains("simulated time would pass"),
-        "exit {code:?}: {err}"
+        r.code == Some(1) && r.err.contains("simulated time would pass"),
+        "exit {:?}: {}",
+        r.code,
+        r.err
     );
     let extras: &[&[&str]] = &[
         &["--device=null_blk"],
@@ -270,7 +311,7 @@ fn mutated_traces_replay_or_stop_with_an_error() {
         &["--device=emmc-hbg4a2"],
     ];
     let mut rng = Rng::from_seed(0xf022);
-    let mut errors = 0;
+    let (mut errors, mut reported) = (0, 0);
     for case in 0..240 {
         let (seed, binary) = pick(&mut rng, &seeds);
         let data = std::fs::read(seed).unwrap();
@@ -283,20 +324,41 @@ fn mutated_traces_replay_or_stop_with_an_error() {
         let p = d.join(format!("case-{case}.{ext}"));
         std::fs::write(&p, &m).unwrap();
         let extra = pick(&mut rng, extras);
-        let (code, err) = replay(&p, extra);
-        assert!(
-            matches!(code, Some(0 | 1)) && !err.contains("panicked"),
-            "case {case} ({} mutated, {extra:?}): exit {code:?} (None: still running after \
-             a minute)\n{err}\ntrace kept in {}",
+        let r = replay(&p, extra, &out);
+        let what = format!(
+            "case {case} ({} mutated, {extra:?}, trace kept in {})",
             seed.display(),
             p.display()
         );
-        if code == Some(1) {
+        assert!(
+            matches!(r.code, Some(0 | 1)) && !r.err.contains("panicked"),
+            "{what}: exit {:?} (None: still running after a minute)\n{}",
+            r.code,
+            r.err
+        );
+        // A refusal names what was wrong, and is not the simulator losing its own work.
+        if r.code == Some(1) {
             errors += 1;
-            // An error names what was wrong.
-            assert!(err.contains("blksim:"), "case {case}: {err}");
+            assert!(r.err.contains("blksim:"), "{what}: {}", r.err);
+        }
+        for bad in ["internal error", "integrity"] {
+            assert!(!r.err.contains(bad), "{what}: {}", r.err);
+        }
+        // A run that reported: its own checks hold, and a second run reports the same.
+        if let Some(report) = &r.report {
+            check_report(report)
+                .map_err(|e| format!("{what}: {e}"))
+                .unwrap();
+            let again = replay(&p, extra, &out);
+            assert_eq!(
+                again.report.as_ref(),
+                Some(report),
+                "{what}: a second run differs"
+            );
+            reported += 1;
         }
     }
-    // The mutations reach the parsers' error paths, not only harmless corners.
+    // The mutations reach both the parsers' error paths and the simulation.
+    assert!(reported > 40, "{reported} of 240 mutated traces replayed");
     assert!(errors > 20, "{errors} of 240 mutated traces were refused");
 }
