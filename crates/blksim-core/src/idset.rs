@@ -5,7 +5,6 @@
 #[derive(Clone, Debug, Default)]
 pub struct IdSet {
     words: Vec<u64>,
-    len: usize,
 }
 
 impl IdSet {
@@ -18,7 +17,6 @@ impl IdSet {
         }
         let new = self.words[w] & (1 << b) == 0;
         self.words[w] |= 1 << b;
-        self.len += new as usize;
         new
     }
 
@@ -29,18 +27,10 @@ impl IdSet {
         match self.words.get_mut(w) {
             Some(word) if *word & (1 << b) != 0 => {
                 *word &= !(1 << b);
-                self.len -= 1;
                 true
             }
             _ => false,
         }
-    }
-
-    #[inline]
-    pub fn contains(&self, id: u32) -> bool {
-        self.words
-            .get(id as usize / 64)
-            .is_some_and(|w| w & (1 << (id % 64)) != 0)
     }
 
     /// The lowest member.
@@ -52,12 +42,13 @@ impl IdSet {
             .map(|i| (i * 64) as u32 + self.words[i].trailing_zeros())
     }
 
+    /// Members, counted (not kept: nothing on the hot path asks).
     pub fn len(&self) -> usize {
-        self.len
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.words.iter().all(|&w| w == 0)
     }
 }
 
@@ -67,7 +58,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// Random inserts and removals (present and absent, across word boundaries) answer as a
-    /// `BTreeSet` does.
+    /// `BTreeSet` does, and the lowest member is the same after each.
     #[test]
     fn agrees_with_a_btreeset() {
         let mut rng = crate::Rng::from_seed(0x1d5e7);
@@ -81,10 +72,7 @@ mod tests {
                 assert_eq!(a.remove(id), b.remove(&id));
             }
             assert_eq!(a.first(), b.first().copied());
-            assert_eq!(a.len(), b.len());
-            assert_eq!(a.is_empty(), b.is_empty());
-            let q = rng.below(260) as u32;
-            assert_eq!(a.contains(q), b.contains(&q));
+            assert_eq!((a.len(), a.is_empty()), (b.len(), b.is_empty()));
         }
     }
 }
