@@ -3,17 +3,18 @@
 //! this runs what they read, end to end: null_blk sized to the trace, offsets and lengths
 //! past the device, an eMMC device, the replay options. Every format is given (fio iologs,
 //! a blktrace binary file, blkparse text, MQSim/DiskSim ASCII, MSR Cambridge, Alibaba and
-//! Tencent CSV), with numbers pushed to the ends of their range, lines duplicated, dropped,
-//! swapped or cut, bytes changed, and the binary trace with bits flipped, words overwritten,
-//! chunks repeated and its end cut off. A run either replays or stops with an error (exit
-//! status 1) that names what was wrong; a panic, a signal, a run that does not end, an
-//! internal error, a report with a lost bio or an integrity mismatch, or a second run whose
-//! report differs fails the test.
+//! Tencent CSV), changed by the parsers' mutator (`blksim_core::mutate`): fields replaced
+//! by numbers at the ends of their range, bytes changed, runs of bytes deleted or repeated
+//! elsewhere, the end cut off, and in the binary trace words overwritten. A run either
+//! replays or stops with an error (exit status 1) that names what was wrong; a panic, a
+//! signal, a run that does not end, an internal error, a report with a lost bio or an
+//! integrity mismatch, or a second run whose report differs fails the test.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use blksim_core::mutate::{Mutator, CSV, FIELDS};
 use blksim_core::Rng;
 
 mod common;
@@ -41,92 +42,8 @@ const EXTREMES: &[&str] = &[
     "",
 ];
 
-fn pick<'a, T>(rng: &mut Rng, v: &'a [T]) -> &'a T {
-    &v[rng.below(v.len() as u64) as usize]
-}
-
-fn mutate_text(rng: &mut Rng, text: &str) -> Vec<u8> {
-    let mut lines: Vec<Vec<u8>> = text.lines().map(|l| l.as_bytes().to_vec()).collect();
-    for _ in 0..rng.range_inclusive(1, 8) {
-        if lines.is_empty() {
-            lines.push(Vec::new());
-        }
-        let i = rng.below(lines.len() as u64) as usize;
-        match rng.below(9) {
-            0..=3 => {
-                // A number, space- or comma-separated, replaced by an extreme.
-                let line = String::from_utf8_lossy(&lines[i]).into_owned();
-                let mut toks: Vec<String> = line
-                    .split_inclusive([' ', ','])
-                    .map(str::to_string)
-                    .collect();
-                let numeric: Vec<usize> = (0..toks.len())
-                    .filter(|&j| {
-                        let t = toks[j].trim_end_matches([' ', ',']);
-                        !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-                    })
-                    .collect();
-                if !numeric.is_empty() {
-                    let j = *pick(rng, &numeric);
-                    let sep: String = toks[j]
-                        .chars()
-                        .rev()
-                        .take_while(|c| *c == ' ' || *c == ',')
-                        .collect();
-                    toks[j] = format!("{}{sep}", pick(rng, EXTREMES));
-                    lines[i] = toks.concat().into_bytes();
-                }
-            }
-            4 => {
-                let j = rng.below(lines.len() as u64) as usize;
-                let dup = lines[j].clone();
-                lines.insert(i, dup);
-            }
-            5 => {
-                lines.remove(i);
-            }
-            6 => {
-                let j = rng.below(lines.len() as u64) as usize;
-                lines.swap(i, j);
-            }
-            7 => {
-                if !lines[i].is_empty() {
-                    let k = rng.below(lines[i].len() as u64) as usize;
-                    lines[i][k] = rng.below(256) as u8;
-                }
-            }
-            _ => lines.truncate(i),
-        }
-    }
-    lines.join(&b'\n')
-}
-
-fn mutate_binary(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
-    let mut b = data.to_vec();
-    for _ in 0..rng.range_inclusive(1, 12) {
-        if b.len() < 16 {
-            break;
-        }
-        let i = rng.below(b.len() as u64 - 8) as usize;
-        match rng.below(5) {
-            0 | 1 => b[i] ^= 1 << rng.below(8),
-            2 => {
-                let w = match rng.below(3) {
-                    0 => [0xff; 8],
-                    1 => [0; 8],
-                    _ => rng.next_u64().to_le_bytes(),
-                };
-                b[i..i + 8].copy_from_slice(&w);
-            }
-            3 => b.truncate(i),
-            _ => {
-                let j = (i + rng.below(200) as usize).min(b.len());
-                let chunk = b[i..j].to_vec();
-                b.splice(i..i, chunk);
-            }
-        }
-    }
-    b
+fn pick<'a, T>(m: &mut Mutator, v: &'a [T]) -> &'a T {
+    &v[m.below(v.len())]
 }
 
 /// What a run of `blksim replay` left: its exit status (None if it did not end within a
@@ -310,20 +227,23 @@ fn mutated_traces_replay_or_stop_with_an_error() {
         &["--device=null_blk", "--replay_time_scale=3"],
         &["--device=emmc-hbg4a2"],
     ];
-    let mut rng = Rng::from_seed(0xf022);
+    let mut m = Mutator::new(0xf022);
     let (mut errors, mut reported) = (0, 0);
-    for case in 0..240 {
-        let (seed, binary) = pick(&mut rng, &seeds);
+    for case in 0..400 {
+        let (seed, binary) = pick(&mut m, &seeds);
         let data = std::fs::read(seed).unwrap();
-        let m = if *binary {
-            mutate_binary(&mut rng, &data)
+        let mutated = if *binary {
+            m.mutate_bytes(&data, 6)
         } else {
-            mutate_text(&mut rng, &String::from_utf8_lossy(&data))
+            let csv = seed.extension().is_some_and(|e| e == "csv");
+            let text = String::from_utf8_lossy(&data);
+            m.mutate(&text, if csv { CSV } else { FIELDS }, EXTREMES, 3)
+                .into_bytes()
         };
         let ext = seed.extension().map_or("t".into(), |e| e.to_string_lossy());
         let p = d.join(format!("case-{case}.{ext}"));
-        std::fs::write(&p, &m).unwrap();
-        let extra = pick(&mut rng, extras);
+        std::fs::write(&p, &mutated).unwrap();
+        let extra = pick(&mut m, extras);
         let r = replay(&p, extra, &out);
         let what = format!(
             "case {case} ({} mutated, {extra:?}, trace kept in {})",
@@ -359,6 +279,7 @@ fn mutated_traces_replay_or_stop_with_an_error() {
         }
     }
     // The mutations reach both the parsers' error paths and the simulation.
-    assert!(reported > 40, "{reported} of 240 mutated traces replayed");
-    assert!(errors > 20, "{errors} of 240 mutated traces were refused");
+    eprintln!("{reported} replayed, {errors} refused");
+    assert!(reported > 40, "{reported} of 400 mutated traces replayed");
+    assert!(errors > 20, "{errors} of 400 mutated traces were refused");
 }
