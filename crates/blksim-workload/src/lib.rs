@@ -1550,14 +1550,14 @@ impl IoGen {
             return l.next_val();
         }
         // `*b = lastb * (r / (rand_max + 1.0))`.
-        let b = ((lastb as f64 * self.rngs.offset.unit()) as u64).min(lastb - 1);
+        let block = |u: f64| ((lastb as f64 * u) as u64).min(lastb - 1);
+        let b = block(self.rngs.offset.unit());
         match &self.map {
             None => Some(b),
             Some(m) => {
                 // A later draw's word, fetched ahead: the map is a bit per block of the
                 // whole region, one cache miss per random I/O otherwise.
-                let ahead = self.rngs.offset_lead.unit();
-                m.prefetch(((lastb as f64 * ahead) as u64).min(lastb - 1));
+                m.prefetch(block(self.rngs.offset_lead.unit()));
                 // A block past the map is free: fio's map with strided zones is as long as
                 // the zone range, which can pass the region, where blksim's stops at the
                 // region (no block there was ever used); the offset then fails at the
