@@ -541,6 +541,9 @@ impl Elevator for MqDeadline {
         // dd_request_merge: `elv_rb_find(&per_prio->sort_list[bio_data_dir(bio)], end)`.
         // **Departure**: the kernel looks only in the bio's priority level; BioInfo has no
         // ioprio, so the levels are searched BE (the default class) first, then RT, IDLE.
+        // **Departure**: among requests that start at `end`, `elv_rb_find` returns the first
+        // its descent of the rb-tree meets, which depends on the tree's shape; here it is
+        // the leftmost, the one inserted first.
         let end = bio.sector + bio.nr_sectors as u64;
         let dir = bio.op.dir();
         for prio in [DD_BE_PRIO, DD_RT_PRIO, DD_IDLE_PRIO] {
