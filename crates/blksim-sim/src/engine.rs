@@ -1257,7 +1257,7 @@ impl Sim {
                 self.out.task_unblocked.clear();
             }
             if !self.out.trace.is_empty() || !self.out.drv.notes.is_empty() {
-                self.flush_trace();
+                self.flush_trace(now);
             }
             if !self.out.spans.is_empty() || !self.out.drv.spans.is_empty() {
                 self.take_spans();
@@ -1303,7 +1303,10 @@ impl Sim {
         }
     }
 
-    fn flush_trace(&mut self) {
+    /// Hand the records of the event at `now` to the writer. Every later event's records
+    /// are at `now` or later (a context starts at its event time or when its CPU is free),
+    /// so the writer may write what it holds up to `now`.
+    fn flush_trace(&mut self, now: Ns) {
         let recs = std::mem::take(&mut self.out.trace);
         let notes = std::mem::take(&mut self.out.drv.notes);
         if let Some(w) = self.trace.as_mut() {
@@ -1316,6 +1319,9 @@ impl Sim {
                 if let Err(e) = w.message(*t, 0, 0, text) {
                     self.trace_error = Some(format!("blktrace: {e}"));
                 }
+            }
+            if let Err(e) = w.settle(now) {
+                self.trace_error = Some(format!("blktrace: {e}"));
             }
         }
         self.out.trace = recs;

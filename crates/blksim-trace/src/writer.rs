@@ -31,19 +31,28 @@ fn sanitize(devname: &str) -> String {
     devname.replace('/', "_")
 }
 
+/// A record held back until no earlier one can come.
+enum Held {
+    Event(TraceEvent),
+    Message { cpu: u32, pid: u32, text: String },
+}
+
 struct CpuStream {
     out: Option<BufWriter<Box<dyn Write + Send>>>,
     /// Last data sequence number written (the kernel's per-cpu `bt->sequence`).
     seq: u32,
-    last_time: u64,
 }
 
 /// Writes simulated block-layer events as blktrace binary files.
 ///
-/// Events for one CPU must be written in non-decreasing `time_ns` (blkparse merges the
-/// per-CPU files assuming each is time ordered, as the kernel's relay buffers are); a
-/// violation is reported as `io::ErrorKind::InvalidInput`. The simulator's event loop writes
-/// in virtual-time order, which satisfies this for every CPU.
+/// Each CPU's file is in non-decreasing `time_ns`, as the kernel's relay buffers are (a CPU
+/// runs one thing at a time; blkparse merges the files by time). Records may be given out
+/// of order: the simulator runs a context to its end when its event comes up, its clock
+/// ahead of the event time by the CPU time it charged, so a syscall's records can precede
+/// the records of an interrupt that comes in during it. The writer holds records back until
+/// [`Self::settle`] says no earlier one will come, and writes them in time order (in the
+/// order given among equal times). A record earlier than a settled time is reported as
+/// `io::ErrorKind::InvalidInput`.
 pub struct BlktraceWriter {
     files: Arc<dyn OutputFiles>,
     dir: PathBuf,
@@ -53,6 +62,12 @@ pub struct BlktraceWriter {
     comms: BTreeMap<u32, [u8; TASK_COMM_LEN]>,
     /// (cpu, pid) pairs whose PROCESS note has been written into that CPU's file.
     named: BTreeSet<(u32, u32)>,
+    /// Records given but not yet written, by (time, order given).
+    held: BTreeMap<(u64, u64), Held>,
+    /// Records given so far (the tie-break among equal times).
+    given: u64,
+    /// No record earlier than this will be given.
+    settled: u64,
 }
 
 impl BlktraceWriter {
@@ -84,6 +99,9 @@ impl BlktraceWriter {
             cpus: Vec::new(),
             comms: BTreeMap::new(),
             named: BTreeSet::new(),
+            held: BTreeMap::new(),
+            given: 0,
+            settled: 0,
         };
         // trace_note_time(): u32 words[2] = { tv_sec, tv_nsec }, pid 0, sequence 0.
         let mut rec = [0u8; RECORD_LEN + 8];
@@ -109,9 +127,61 @@ impl BlktraceWriter {
         cpu_file_path(&self.dir, &self.devname, cpu)
     }
 
-    /// Append one block-layer event to the file of `ev.cpu`.
+    /// Append one block-layer event to the file of `ev.cpu` (written once settled).
     pub fn write(&mut self, ev: &TraceEvent) -> io::Result<()> {
-        self.check_time(ev.cpu, ev.time_ns)?;
+        self.hold(ev.time_ns, Held::Event(*ev))
+    }
+
+    /// Append a `BLK_TN_MESSAGE` note, as `blk_add_trace_msg()` / `__blk_trace_note_message()`
+    /// writes it: sector 0, bytes 0, sequence 0 (notes do not use the per-cpu sequence), the
+    /// text without a terminating NUL as payload, at most `BLK_TN_MAX_MSG - 1` = 127 bytes.
+    /// blkparse prints it as `maj,min cpu 0 time 0 m N <text>`; btt copies it to `<out>.msg`.
+    pub fn message(&mut self, time_ns: u64, cpu: u32, pid: u32, text: &str) -> io::Result<()> {
+        let mut n = text.len().min(BLK_TN_MAX_MSG - 1);
+        while !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        let text = text[..n].to_string();
+        self.hold(time_ns, Held::Message { cpu, pid, text })
+    }
+
+    /// No record earlier than `time_ns` will be given: write the held ones up to it, in
+    /// time order.
+    pub fn settle(&mut self, time_ns: u64) -> io::Result<()> {
+        self.settled = self.settled.max(time_ns);
+        while let Some(e) = self.held.first_entry() {
+            if e.key().0 > time_ns {
+                break;
+            }
+            let ((time_ns, _), rec) = e.remove_entry();
+            self.emit(time_ns, rec)?;
+        }
+        Ok(())
+    }
+
+    fn hold(&mut self, time_ns: u64, rec: Held) -> io::Result<()> {
+        if time_ns < self.settled {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "record at {time_ns} ns after the trace was settled up to {} ns",
+                    self.settled
+                ),
+            ));
+        }
+        self.given += 1;
+        self.held.insert((time_ns, self.given), rec);
+        Ok(())
+    }
+
+    fn emit(&mut self, time_ns: u64, rec: Held) -> io::Result<()> {
+        match rec {
+            Held::Event(ev) => self.emit_event(&ev),
+            Held::Message { cpu, pid, text } => self.emit_message(time_ns, cpu, pid, &text),
+        }
+    }
+
+    fn emit_event(&mut self, ev: &TraceEvent) -> io::Result<()> {
         self.note_process(ev.cpu, ev.pid, ev.time_ns)?;
         let device = self.device;
         let s = self.stream_state(ev.cpu)?;
@@ -123,16 +193,8 @@ impl BlktraceWriter {
         self.stream(ev.cpu)?.write_all(&buf[..len])
     }
 
-    /// Append a `BLK_TN_MESSAGE` note, as `blk_add_trace_msg()` / `__blk_trace_note_message()`
-    /// writes it: sector 0, bytes 0, sequence 0 (notes do not use the per-cpu sequence), the
-    /// text without a terminating NUL as payload, at most `BLK_TN_MAX_MSG - 1` = 127 bytes.
-    /// blkparse prints it as `maj,min cpu 0 time 0 m N <text>`; btt copies it to `<out>.msg`.
-    pub fn message(&mut self, time_ns: u64, cpu: u32, pid: u32, text: &str) -> io::Result<()> {
-        self.check_time(cpu, time_ns)?;
-        let mut n = text.len().min(BLK_TN_MAX_MSG - 1);
-        while !text.is_char_boundary(n) {
-            n -= 1;
-        }
+    fn emit_message(&mut self, time_ns: u64, cpu: u32, pid: u32, text: &str) -> io::Result<()> {
+        let n = text.len();
         let mut hdr = [0u8; RECORD_LEN];
         put_header(
             &mut hdr,
@@ -149,13 +211,14 @@ impl BlktraceWriter {
         );
         let out = self.stream(cpu)?;
         out.write_all(&hdr)?;
-        out.write_all(&text.as_bytes()[..n])
+        out.write_all(text.as_bytes())
     }
 
     /// Flush everything and close the files. CPU files that received nothing but lie below
     /// the highest CPU used are created empty: blkparse opens `<dev>.blktrace.0, .1, ...` and
     /// stops at the first missing one (blkparse.c `do_file()` / `setup_file()`).
     pub fn finish(mut self) -> io::Result<()> {
+        self.settle(u64::MAX)?;
         for cpu in 0..self.cpus.len() as u32 {
             self.stream(cpu)?;
         }
@@ -164,21 +227,6 @@ impl BlktraceWriter {
                 out.flush()?;
             }
         }
-        Ok(())
-    }
-
-    fn check_time(&mut self, cpu: u32, time_ns: u64) -> io::Result<()> {
-        let s = self.stream_state(cpu)?;
-        if time_ns < s.last_time {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "blktrace: cpu {cpu} time went backwards ({time_ns} ns < {} ns)",
-                    s.last_time
-                ),
-            ));
-        }
-        s.last_time = time_ns;
         Ok(())
     }
 
@@ -218,14 +266,11 @@ impl BlktraceWriter {
             if idx > 4095 {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
-                    format!("blktrace: cpu {cpu} out of range"),
+                    format!("cpu {cpu} out of range"),
                 ));
             }
-            self.cpus.resize_with(idx + 1, || CpuStream {
-                out: None,
-                seq: 0,
-                last_time: 0,
-            });
+            self.cpus
+                .resize_with(idx + 1, || CpuStream { out: None, seq: 0 });
         }
         Ok(&mut self.cpus[idx])
     }
