@@ -132,6 +132,11 @@ pub struct Request {
     pub alloc_time: Ns,
     pub insert_time: Ns,
     pub issue_time: Ns,
+    /// When the request last changed where a dispatch finds it: its insertion, or a bio or
+    /// request merged into it. A context whose clock ran ahead of its event (CPU model) may
+    /// have made the change at a time later than the next dispatch's; that dispatch cannot
+    /// take the request earlier (`RequestQueue::queue_rq`).
+    pub ready_time: Ns,
     /// Since when the request is in the block layer this time: made, or given back by the
     /// driver (`blk_mq_requeue_request`). Where the report's stage depths start it.
     pub stage_from: Ns,
@@ -231,6 +236,7 @@ impl RqPool {
             alloc_time: now,
             insert_time: now,
             issue_time: 0,
+            ready_time: now,
             stage_from: now,
             drv_trail: None,
             elv_priv: [0; 2],

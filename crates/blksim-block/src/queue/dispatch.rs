@@ -53,6 +53,12 @@ impl RequestQueue {
         out: &mut BlkOut,
     ) -> BlkStatus {
         let hctx = self.pool.get(rq).hctx;
+        // A context runs to its end when its event comes up, with its clock ahead of the
+        // event time by what it charged: a submitter whose syscall takes longer than a
+        // transfer inserts (or merges into) a request at a time later than the completion
+        // that runs the queue next. The request cannot reach the driver before that; the
+        // dispatcher waits for it (what it would do behind the inserter's hold of the lock).
+        *now = (*now).max(self.pool.get(rq).ready_time);
         if cpus.is_on() {
             // The driver's submission path for this hardware queue (`blk_mq_start_request`
             // and the driver's own per-queue lock, e.g. null_blk's `nq`/`cmd` handling,

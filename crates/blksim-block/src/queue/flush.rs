@@ -237,6 +237,7 @@ impl RequestQueue {
             state: RqState::Idle,
             alloc_time: *now,
             insert_time: *now,
+            ready_time: *now,
             stage_from: *now,
             bio_head: NO_BIO,
             bio_tail: NO_BIO,

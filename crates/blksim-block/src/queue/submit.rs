@@ -284,7 +284,10 @@ impl RequestQueue {
     /// `a` takes `b`'s data before the elevator hears of it (`elv_merge_requests`), so that
     /// the merge hash files `a` under its new end sector (`elv_rqhash_reposition`).
     pub(super) fn merge_two_queued(&mut self, a: RqId, b: RqId, now: &mut Ns, out: &mut BlkOut) {
+        let ready = self.pool.get(b).ready_time.max(*now);
         self.pool.merge_requests(a, b);
+        let r = self.pool.get_mut(a);
+        r.ready_time = r.ready_time.max(ready);
         let elv = self
             .elevator
             .as_mut()
@@ -318,6 +321,8 @@ impl RequestQueue {
             }
             ElvMerge::NoMerge => unreachable!(),
         }
+        let r = self.pool.get_mut(rq);
+        r.ready_time = r.ready_time.max(*now);
     }
 
     pub(super) fn bio_info(&self, id: BioId) -> BioInfo {
@@ -437,6 +442,8 @@ impl RequestQueue {
                 let _ = cpus.elv_hold(cpu, now, one * list.len() as Ns, ElvHook::Insert);
             }
         }
+        // In the scheduler once the insertion's critical section is over.
+        let ready = *now;
         if let Some(elv) = self.elevator.as_mut() {
             // `dd_insert_requests` and `bfq_insert_requests` take the list a request at a time,
             // each first trying to merge into a queued one (`blk_mq_sched_try_insert_merge`,
@@ -445,13 +452,16 @@ impl RequestQueue {
             // empty shells.
             let mut merged_away: Vec<RqId> = Vec::new();
             for &rq in list {
-                if elv.try_insert_merge(&mut self.pool, rq).is_some() {
+                if let Some(into) = elv.try_insert_merge(&mut self.pool, rq) {
+                    let r = self.pool.get_mut(into);
+                    r.ready_time = r.ready_time.max(ready);
                     merged_away.push(rq);
                     continue;
                 }
                 let r = self.pool.get_mut(rq);
                 r.state = RqState::Queued;
                 r.rq_flags |= crate::request::rqf::ELV;
+                r.ready_time = r.ready_time.max(ready);
                 elv.insert_requests(&mut self.pool, std::slice::from_ref(&rq), false, *now);
             }
             for rq in merged_away {
@@ -463,7 +473,9 @@ impl RequestQueue {
         } else {
             for &rq in list {
                 let cpu = self.pool.get(rq).cpu as usize % self.nr_cpus;
-                self.pool.get_mut(rq).state = RqState::Queued;
+                let r = self.pool.get_mut(rq);
+                r.state = RqState::Queued;
+                r.ready_time = r.ready_time.max(ready);
                 self.sw_queues[cpu].push_back(rq);
             }
         }
