@@ -441,6 +441,9 @@ impl Sim {
     /// I/Os in one call are plugged, as `io_submit` (AIO_PLUG_THRESHOLD) and io_uring do.
     pub(super) fn commit(&mut self, t: usize, now: Ns) {
         self.clk = self.clk.max(now);
+        // A sync engine's `issue_time` is taken before the engine's queue hook makes its
+        // syscall (`td_io_queue` for FIO_SYNCIO engines): its clat is the whole call.
+        let entered = self.clk;
         let task = &mut self.tasks[t];
         if !task.path.sqpoll {
             // The submit syscall (`io_submit`, `io_uring_enter`): entry and exit.
@@ -471,10 +474,11 @@ impl Sim {
         }
         task.stats.record_submit(now, n);
         task.in_flight += n;
+        let issue = if task.is_sync_engine { entered } else { now };
         for i in 0..task.commit_batch.len() {
             let id = task.commit_batch[i];
             let io = task.ious.get_mut(id);
-            io.issue = now;
+            io.issue = issue;
             task.last_issue = now;
             if let Some(ex) = self.explain.as_mut() {
                 if !io.is_sync() {
