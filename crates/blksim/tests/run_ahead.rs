@@ -4,6 +4,8 @@
 //! submitter's insertion later than the completion that runs the queue next. Time must still
 //! run forwards for every request and every CPU: no request reaches the driver before it was
 //! queued, and the blktrace files are time ordered per CPU as the kernel's relay buffers are.
+//! And the syscall's time falls where fio measures it: in a sync engine's clat, in an async
+//! engine's slat.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -95,4 +97,37 @@ fn long_syscalls_keep_each_request_and_cpu_in_time_order() {
     assert_eq!(completed, 8 * 128);
     assert!(open.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// null_blk completing on a timer after `completion_nsec` = 10 µs, a 3 µs syscall, no other
+/// cost, one I/O at a time. fio stamps `issue_time` before a sync engine's queue hook makes
+/// its syscall (`td_io_queue`, FIO_SYNCIO) and after an async engine's submit returns
+/// (`io_u_queued`): psync's clat is the whole call, 13 µs; libaio's slat is the syscall,
+/// 3 µs, and its clat the device's 10 µs.
+#[test]
+fn syscall_time_is_in_sync_clat_and_async_slat() {
+    for (engine, slat, clat) in [("psync", 0, 13_000), ("libaio", 3_000, 10_000)] {
+        let report = common::blksim_json(
+            None,
+            &[
+                "run",
+                "--name=s",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=16M",
+                "--number_ios=100",
+                &format!("--ioengine={engine}"),
+                "--device=null_blk",
+                "--set=irqmode=2",
+                "--set=completion_nsec=10us",
+                "--set=platform.syscall_ns=3us",
+            ],
+        );
+        let read = &report["jobs"][0]["read"];
+        for (key, want) in [("slat_ns", slat), ("clat_ns", clat), ("lat_ns", 13_000)] {
+            for m in ["min", "max"] {
+                assert_eq!(read[key][m], want, "{engine} {key} {m}");
+            }
+        }
+    }
 }
