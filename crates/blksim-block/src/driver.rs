@@ -28,6 +28,18 @@ pub enum BlkStatus {
     Blocked,
 }
 
+impl BlkStatus {
+    /// `blk_status_to_errno`, as a positive errno: what blktrace records for a completion
+    /// with this status (`blk_add_trace_rq_complete`). The busy statuses never end a request.
+    pub fn errno(self) -> u32 {
+        const EIO: u32 = 5;
+        match self {
+            BlkStatus::IoErr => EIO,
+            BlkStatus::Ok | BlkStatus::Blocked | BlkStatus::Resource | BlkStatus::DevResource => 0,
+        }
+    }
+}
+
 /// The context that called `queue_rq`: a dispatch run, identified so a blocked one can be
 /// resumed, on a CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

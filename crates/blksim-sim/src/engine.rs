@@ -1402,8 +1402,11 @@ fn to_trace_event(r: &BlkTraceRec) -> blksim_trace::TraceEvent {
     ev.flags = fl;
     ev.pid = 1000 + r.task;
     ev.cpu = r.cpu as u32;
-    if r.action == b'U' {
-        ev.pdu = r.extra as u64;
+    match r.action {
+        b'U' => ev.pdu = r.extra as u64,
+        // `blk_add_trace_rq_complete`: the negative errno of the status.
+        b'C' => ev.error = -(r.extra as i16),
+        _ => {}
     }
     ev
 }

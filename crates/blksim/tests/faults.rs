@@ -226,6 +226,54 @@ fn card_removal_and_continue_on_error() {
     assert_eq!(o.status.code(), Some(1));
 }
 
+/// A failed request is in blktrace as a completion carrying its errno, as
+/// `blk_add_trace_rq_complete` records `blk_status_to_errno(status)`: after the card is
+/// removed every request fails with -EIO (blkparse prints the u16, `[65531]`), whether the
+/// driver refused it before issuing it (`mmc_mq_queue_rq` on a removed card) or it failed on
+/// the card. One such completion per request the driver failed, and error 0 for the others.
+#[test]
+fn failed_requests_complete_with_eio_in_blktrace() {
+    let dir = std::env::temp_dir().join(format!("blksim-faults-{}-bt", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let bt = format!("--blktrace={}", dir.display());
+    let (v, o) = json(&[
+        "run",
+        "--device=emmc-hbg4a2",
+        "--set=card.fault_removed_ns=20ms",
+        "--name=f",
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=32m",
+        "--ioengine=libaio",
+        "--iodepth=8",
+        "--number_ios=4000",
+        "--continue_on_error=io",
+        &bt,
+    ]);
+    assert!(o.status.success());
+    let failed = u(&v["blksim"]["faults"]["failed_ios"]);
+    assert!(
+        failed > 1000,
+        "most of the run is after the removal: {failed}"
+    );
+    let events = blksim_trace::read_trace(&dir, "mmcblk0").unwrap();
+    let completions = |err: i16| {
+        events
+            .iter()
+            .filter(|e| e.action == blksim_trace::Action::Complete && e.error == err)
+            .count() as u64
+    };
+    assert_eq!(completions(-5), failed);
+    // The disk's I/O counts (`blk_account_io_done`) take every request that ended, failed
+    // or not.
+    let disk = &v["disk_util"][0];
+    assert_eq!(
+        completions(0) + completions(-5),
+        u(&disk["read_ios"]) + u(&disk["write_ios"])
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Failing syncs end: on a removed card every fdatasync fails, and fio's `io_completed` still
 /// sets `last_was_sync` for a failed sync, so the next io_u is a write, not another sync (a
 /// job asking for a failed sync over and over never finished).

@@ -194,7 +194,7 @@ impl RequestQueue {
             );
             (r.hctx, r.rq_flags)
         };
-        self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
+        self.trace(out, now, b'C', TraceSrc::Rq(rq), st.errno());
         self.set_in_flight_delta(hctx, -1, now, &mut out.spans);
         self.pool.get_mut(rq).state = RqState::Idle;
         if out.drv.explain {
@@ -288,8 +288,9 @@ impl RequestQueue {
             (r.hctx, r.op, r.nr_sectors, started)
         };
         if !issued {
-            // Never reached the driver (an empty flush ended by the flush machinery).
-            self.trace(out, now, b'C', TraceSrc::Rq(rq), 0);
+            // Never reached the driver (an empty flush ended by the flush machinery, or a
+            // request the driver refused with an error).
+            self.trace(out, now, b'C', TraceSrc::Rq(rq), st.errno());
         }
         // `blk_account_io_done`: from `rq->start_time_ns`, set when the request was made
         // (`blk_mq_rq_ctx_init`), so time in the elevator and waiting for a driver tag
