@@ -116,8 +116,10 @@ const EV_DONE: u64 = 2;
 
 pub struct Loop {
     cfg: LoopConfig,
-    /// The cgroup worker's command list (`lo->rootcg_cmd_list`), in queueing order.
-    cmds: VecDeque<RqId>,
+    /// The cgroup worker's command list (`lo->rootcg_cmd_list`), in queueing order, with
+    /// when each was queued: the dispatch context that queued it may have run ahead of the
+    /// event at which the worker, going on with its list, finds it.
+    cmds: VecDeque<(RqId, Ns)>,
     /// Whether the work item is queued or running (`queue_work` does nothing then).
     worker_active: bool,
     /// The CPU the worker runs on while it is active.
@@ -201,7 +203,7 @@ impl Driver for Loop {
     ) -> BlkStatus {
         // `loop_queue_work`: on the worker's list; `queue_work` wakes an idle worker.
         self.in_flight += 1;
-        self.cmds.push_back(rq);
+        self.cmds.push_back((rq, now));
         if !self.worker_active {
             self.worker_active = true;
             self.wakeups += 1;
@@ -235,9 +237,10 @@ impl Driver for Loop {
                     // The scheduler keeps an unbound kworker where it can run soonest: the
                     // load balancer moves it between CPUs as fio's threads come and go, so
                     // each command starts on the CPU free first.
-                    self.worker_cpu = cpu.least_busy(now);
-                    let rq = self.cmds.pop_front().expect("a command is queued");
-                    let end = cpu.run(self.worker_cpu, now, self.service_ns(pool, rq));
+                    let (rq, queued) = self.cmds.pop_front().expect("a command is queued");
+                    let at = now.max(queued);
+                    self.worker_cpu = cpu.least_busy(at);
+                    let end = cpu.run(self.worker_cpu, at, self.service_ns(pool, rq));
                     self.current = Some(rq);
                     out.events.push((end, EV_DONE << 32));
                 }
