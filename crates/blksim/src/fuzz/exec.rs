@@ -15,8 +15,11 @@
 //! 3. the JSON parses, `blksim.integrity.mismatches` is 0, every bio submitted completed
 //!    exactly once (`blksim.bios`), the fio I/Os stay within what the job file allows, and the
 //!    key paths are fio's (from fio's own JSON reports, the frozen samples of blksim-report);
-//! 4. a second run gives byte-identical JSON (and so the same `blksim.event_digest`);
-//! 5. wall time (the faster of the two runs) is at most `A + B × events`.
+//! 4. a second run, which also writes blktrace files, gives byte-identical JSON (and so the
+//!    same `blksim.event_digest`);
+//! 5. the blktrace files are time ordered per CPU and no request completes before it was
+//!    issued ([`super::trace`]);
+//! 6. wall time (the faster of the two runs) is at most `A + B × events`.
 
 use super::case::{Case, FAKE_TIME};
 use super::keys::key_paths;
@@ -42,6 +45,7 @@ pub enum Kind {
     TooManyIos,
     FioKeys,
     Nondeterministic,
+    Trace,
     Cost,
 }
 
@@ -59,6 +63,7 @@ impl Kind {
             Kind::TooManyIos => "more I/Os than the job file allows",
             Kind::FioKeys => "JSON key paths differ from fio's",
             Kind::Nondeterministic => "two runs of the same case differ",
+            Kind::Trace => "blktrace out of time order, or a request completed before its issue",
             Kind::Cost => "cost not proportional to events",
         }
     }
@@ -100,6 +105,9 @@ pub struct Pass {
 /// events are within the bound plus one per simulated millisecond.
 const TIME_PER_EVENT_NS: u64 = 1_000_000;
 const TIME_RETRY_FACTOR: u64 = 20;
+
+/// Where the second run of a case writes its blktrace files, in the case's directory.
+const TRACE_DIR: &str = "blktrace";
 
 #[derive(Clone, Debug)]
 pub enum Verdict {
@@ -283,7 +291,10 @@ impl Runner {
             }
             other => return Ok(other),
         };
-        let b = self.run_child(&args, timeout, cwd)?;
+        // The second run also writes blktrace files (tracing must not change the report).
+        let mut traced = args.clone();
+        traced.push(format!("--blktrace={TRACE_DIR}"));
+        let b = self.run_child(&traced, timeout, cwd)?;
         let second = match classify(case, &b, timeout) {
             Verdict::Pass(p) => p,
             Verdict::Fail(f) => {
@@ -319,6 +330,12 @@ impl Runner {
             return Ok(Verdict::Fail(Failure {
                 kind: Kind::Nondeterministic,
                 detail,
+            }));
+        }
+        if let Err(e) = super::trace::check(&cwd.join(TRACE_DIR)) {
+            return Ok(Verdict::Fail(Failure {
+                kind: Kind::Trace,
+                detail: format!("{e} (the second run's --blktrace={TRACE_DIR})"),
             }));
         }
         let wall = a.wall.min(b.wall);

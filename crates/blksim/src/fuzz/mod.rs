@@ -13,6 +13,7 @@ mod exec;
 mod gen;
 pub mod keys;
 mod shrink;
+mod trace;
 
 use case::Case;
 use exec::{CostModel, Failure, Runner, Verdict};

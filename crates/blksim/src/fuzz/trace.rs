@@ -1,0 +1,87 @@
+//! The blktrace files of a case's second run, checked for what a CPU and a request can do:
+//! each CPU's file is in time order with its data records numbered 1, 2, ... (the kernel's
+//! per-CPU relay buffer and `bt->sequence`), and a request completes (`C`) only after it was
+//! issued (`D`). That a request is issued only after a bio was queued at its sector is not
+//! checked here: an elevator may make requests of its own (eraseblock's gap reads and
+//! combined writes have no bio), which a trace does not tell apart;
+//! `crates/blksim/tests/run_ahead.rs` checks it where no such requests are made.
+
+use blksim_trace::{Action, TraceEvent};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The device name of the trace in `dir`: `<dev>` of its `<dev>.blktrace.0`.
+fn devname(dir: &Path) -> Result<String, String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for ent in rd.flatten() {
+        let name = ent.file_name().to_string_lossy().into_owned();
+        if let Some(dev) = name.strip_suffix(".blktrace.0") {
+            return Ok(dev.to_string());
+        }
+    }
+    Err(format!("no <dev>.blktrace.0 in {}", dir.display()))
+}
+
+/// Where an action falls among the records of one time: a request is issued before it is
+/// requeued or completes.
+fn rank(a: Action) -> u8 {
+    match a {
+        Action::Issue => 0,
+        Action::Requeue | Action::Complete => 1,
+        _ => 2,
+    }
+}
+
+pub fn check(dir: &Path) -> Result<(), String> {
+    let dev = devname(dir)?;
+    let files = blksim_trace::read_records(dir, &dev).map_err(|e| e.to_string())?;
+    let mut events: Vec<TraceEvent> = Vec::new();
+    for (cpu, recs) in files.iter().enumerate() {
+        let (mut last, mut seq) = (0u64, 0u32);
+        for r in recs {
+            if r.time_ns < last {
+                return Err(format!(
+                    "cpu {cpu}: a record at {} ns after one at {last} ns",
+                    r.time_ns
+                ));
+            }
+            last = r.time_ns;
+            if let Some(e) = TraceEvent::decode(r) {
+                seq += 1;
+                if r.sequence != seq {
+                    return Err(format!(
+                        "cpu {cpu}: sequence {} where {seq} was due",
+                        r.sequence
+                    ));
+                }
+                events.push(e);
+            }
+        }
+    }
+    events.sort_by_key(|e| (e.time_ns, rank(e.action)));
+    // Per sector: requests issued there and not yet completed (a requeued one is issued
+    // again).
+    let mut issued: BTreeMap<u64, u64> = BTreeMap::new();
+    for e in &events {
+        // Empty flushes are the flush machinery's own requests.
+        if e.bytes == 0 {
+            continue;
+        }
+        match e.action {
+            Action::Issue => *issued.entry(e.sector).or_default() += 1,
+            Action::Requeue | Action::Complete => {
+                let n = issued.entry(e.sector).or_default();
+                // A bio failed before it became a request completes without an issue.
+                if *n == 0 && e.action == Action::Complete && e.error == 0 {
+                    return Err(format!(
+                        "sector {}: completed (C) at {} ns before it was issued",
+                        e.sector, e.time_ns
+                    ));
+                }
+                *n = n.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
