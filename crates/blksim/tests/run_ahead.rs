@@ -171,3 +171,38 @@ fn syscall_time_is_in_sync_clat_and_async_slat() {
         }
     }
 }
+
+/// A replayed log's gaps count from fio's `last_issue`, which for a sync engine is the
+/// `issue_time` taken before the syscall (`td_io_queue`), so a 2 ms syscall does not stretch
+/// the replay: the reads a second apart in the log start a second apart (after the first
+/// gap, which fio takes as the log's time offset).
+#[test]
+fn replayed_gaps_count_from_before_a_sync_engines_syscall() {
+    let dir = common::fresh_dir("runahead", "replay", false);
+    std::fs::write(
+        dir.join("in.iolog"),
+        "fio version 3 iolog\n0 f add\n0 f open\n0 f read 0 4096\n1000000 f read 4096 4096\n\
+         2000000 f read 8192 4096\n3000000 f read 12288 4096\n4000000 f close\n",
+    )
+    .unwrap();
+    common::blksim_json(
+        Some(&dir),
+        &[
+            "run",
+            "--name=g",
+            "--device=null_blk",
+            "--read_iolog=in.iolog",
+            "--write_iolog=out.iolog",
+            "--set=platform.syscall_ns=2ms",
+        ],
+    );
+    let times: Vec<u64> = std::fs::read_to_string(dir.join("out.iolog"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" read "))
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len(), 4);
+    assert_eq!([times[2] - times[1], times[3] - times[2]], [1_000_000; 2]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -479,7 +479,8 @@ impl Sim {
             let id = task.commit_batch[i];
             let io = task.ious.get_mut(id);
             io.issue = issue;
-            task.last_issue = now;
+            // fio's `last_issue` (a replayed log's gaps count from it) is that same stamp.
+            task.last_issue = issue;
             if let Some(ex) = self.explain.as_mut() {
                 if !io.is_sync() {
                     ex.issued(t as u32, id);
