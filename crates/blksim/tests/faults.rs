@@ -170,24 +170,27 @@ fn persistent_faults_follow_the_kernels_recovery_sequence() {
     assert_eq!(one("cqe", "--rw=write", crc), [3, 2, 0, 0, 1]);
 }
 
+/// 4000 random reads and writes on a card removed after 20 ms.
+const REMOVED: [&str; 10] = [
+    "run",
+    "--device=emmc-hbg4a2",
+    "--set=card.fault_removed_ns=20ms",
+    "--name=f",
+    "--rw=randrw",
+    "--bs=4k",
+    "--size=32m",
+    "--ioengine=libaio",
+    "--iodepth=8",
+    "--number_ios=4000",
+];
+
 /// Card removal: what is in flight fails, later requests fail at once. fio stops the job at
 /// its first error (err=5, the io_u error message, exit status 1), or with continue_on_error
 /// counts them and goes on. Every request completes exactly once either way (the simulator
 /// checks that at the end of every run).
 #[test]
 fn card_removal_and_continue_on_error() {
-    let base = [
-        "run",
-        "--device=emmc-hbg4a2",
-        "--set=card.fault_removed_ns=20ms",
-        "--name=f",
-        "--rw=randrw",
-        "--bs=4k",
-        "--size=32m",
-        "--ioengine=libaio",
-        "--iodepth=8",
-        "--number_ios=4000",
-    ];
+    let base = REMOVED;
     let o = blksim(&base);
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -236,20 +239,9 @@ fn failed_requests_complete_with_eio_in_blktrace() {
     let dir = std::env::temp_dir().join(format!("blksim-faults-{}-bt", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let bt = format!("--blktrace={}", dir.display());
-    let (v, o) = json(&[
-        "run",
-        "--device=emmc-hbg4a2",
-        "--set=card.fault_removed_ns=20ms",
-        "--name=f",
-        "--rw=randrw",
-        "--bs=4k",
-        "--size=32m",
-        "--ioengine=libaio",
-        "--iodepth=8",
-        "--number_ios=4000",
-        "--continue_on_error=io",
-        &bt,
-    ]);
+    let mut args = REMOVED.to_vec();
+    args.extend_from_slice(&["--continue_on_error=io", &bt]);
+    let (v, o) = json(&args);
     assert!(o.status.success());
     let failed = u(&v["blksim"]["faults"]["failed_ios"]);
     assert!(
