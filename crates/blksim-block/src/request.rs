@@ -302,9 +302,10 @@ impl RqPool {
     }
 
     /// Move all bios of `next` to the back of `rq` (request–request merge, `attempt_merge`).
-    /// The caller frees `next` afterwards with [`RqPool::free_rq_shell`].
+    /// `rq` is ready no earlier than `next` was. The caller frees `next` afterwards with
+    /// [`RqPool::free_rq_shell`].
     pub fn merge_requests(&mut self, rq: RqId, next: RqId) {
-        let (nh, nt, ns, nseg, nm) = {
+        let (nh, nt, ns, nseg, nm, ready) = {
             let n = self.rqs.get(next);
             (
                 n.bio_head,
@@ -312,6 +313,7 @@ impl RqPool {
                 n.nr_sectors,
                 n.nr_segments,
                 n.nr_merged_bios,
+                n.ready_time,
             )
         };
         let tail = self.rqs.get(rq).bio_tail;
@@ -321,6 +323,7 @@ impl RqPool {
         r.nr_sectors += ns;
         r.nr_segments += nseg;
         r.nr_merged_bios += nm + 1;
+        r.ready_time = r.ready_time.max(ready);
         let n = self.rqs.get_mut(next);
         n.bio_head = NO_BIO;
         n.bio_tail = NO_BIO;

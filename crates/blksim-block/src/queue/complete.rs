@@ -82,7 +82,7 @@ impl RequestQueue {
             if self.elevator.is_some() {
                 self.put_driver_tag(rq, now, out);
             }
-            self.bypass_insert(rq, false);
+            self.bypass_insert(rq, false, *now);
             self.delay_run_hw_queue(hctx, 0, now, out);
         }
     }
@@ -288,8 +288,9 @@ impl RequestQueue {
             (r.hctx, r.op, r.nr_sectors, started)
         };
         if !issued {
-            // Never reached the driver (an empty flush ended by the flush machinery, or a
-            // request the driver refused with an error).
+            // Never reached the driver: a flush-sequenced request the flush machinery ended
+            // (an empty flush, a failed preflush, a power cut). A request the driver refused
+            // was started first and is recorded in `end_request`.
             self.trace(out, now, b'C', TraceSrc::Rq(rq), st.errno());
         }
         // `blk_account_io_done`: from `rq->start_time_ns`, set when the request was made

@@ -176,7 +176,9 @@ impl RequestQueue {
                 // (of the elevator with RQF_USE_SCHED, else of its software queue) and runs
                 // the queue.
                 self.hctxs[h].fq.data_in_flight += 1;
-                self.pool.get_mut(rq).state = RqState::Idle;
+                let r = self.pool.get_mut(rq);
+                r.state = RqState::Idle;
+                r.ready_time = r.ready_time.max(*now);
                 if let Some(elv) = self.elevator.as_mut() {
                     self.pool.get_mut(rq).rq_flags |= rqf::ELV;
                     self.pool.get_mut(rq).state = RqState::Queued;
@@ -246,7 +248,7 @@ impl RequestQueue {
         });
         self.stats.flush_rqs_issued += 1;
         self.trace(out, now, b'I', super::TraceSrc::Rq(flush_rq), 0);
-        self.bypass_insert(flush_rq, true);
+        self.bypass_insert(flush_rq, true, *now);
         self.delay_run_hw_queue(f.hctx, 0, now, out);
     }
 

@@ -284,10 +284,9 @@ impl RequestQueue {
     /// `a` takes `b`'s data before the elevator hears of it (`elv_merge_requests`), so that
     /// the merge hash files `a` under its new end sector (`elv_rqhash_reposition`).
     pub(super) fn merge_two_queued(&mut self, a: RqId, b: RqId, now: &mut Ns, out: &mut BlkOut) {
-        let ready = self.pool.get(b).ready_time.max(*now);
         self.pool.merge_requests(a, b);
         let r = self.pool.get_mut(a);
-        r.ready_time = r.ready_time.max(ready);
+        r.ready_time = r.ready_time.max(*now);
         let elv = self
             .elevator
             .as_mut()
@@ -367,7 +366,7 @@ impl RequestQueue {
                 let h = hctx as usize;
                 if self.hctxs[h].stopped || !self.hctxs[h].dispatch.is_empty() {
                     for &r in &list[i..] {
-                        self.bypass_insert(r, false);
+                        self.bypass_insert(r, false, *now);
                     }
                     self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
                     break;
@@ -377,7 +376,7 @@ impl RequestQueue {
                     BlkStatus::Ok | BlkStatus::Blocked => {}
                     BlkStatus::Resource | BlkStatus::DevResource => {
                         for &r in &list[i..] {
-                            self.bypass_insert(r, false);
+                            self.bypass_insert(r, false, *now);
                         }
                         drv.commit_rqs(hctx, *now, &mut out.drv);
                         self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
@@ -442,8 +441,12 @@ impl RequestQueue {
                 let _ = cpus.elv_hold(cpu, now, one * list.len() as Ns, ElvHook::Insert);
             }
         }
-        // In the scheduler once the insertion's critical section is over.
-        let ready = *now;
+        // In the scheduler once the insertion's critical section is over (a request merged
+        // into a queued one there passes its time on, `RqPool::merge_requests`).
+        for &rq in list {
+            let r = self.pool.get_mut(rq);
+            r.ready_time = r.ready_time.max(*now);
+        }
         if let Some(elv) = self.elevator.as_mut() {
             // `dd_insert_requests` and `bfq_insert_requests` take the list a request at a time,
             // each first trying to merge into a queued one (`blk_mq_sched_try_insert_merge`,
@@ -452,16 +455,13 @@ impl RequestQueue {
             // empty shells.
             let mut merged_away: Vec<RqId> = Vec::new();
             for &rq in list {
-                if let Some(into) = elv.try_insert_merge(&mut self.pool, rq) {
-                    let r = self.pool.get_mut(into);
-                    r.ready_time = r.ready_time.max(ready);
+                if elv.try_insert_merge(&mut self.pool, rq).is_some() {
                     merged_away.push(rq);
                     continue;
                 }
                 let r = self.pool.get_mut(rq);
                 r.state = RqState::Queued;
                 r.rq_flags |= crate::request::rqf::ELV;
-                r.ready_time = r.ready_time.max(ready);
                 elv.insert_requests(&mut self.pool, std::slice::from_ref(&rq), false, *now);
             }
             for rq in merged_away {
@@ -473,18 +473,18 @@ impl RequestQueue {
         } else {
             for &rq in list {
                 let cpu = self.pool.get(rq).cpu as usize % self.nr_cpus;
-                let r = self.pool.get_mut(rq);
-                r.state = RqState::Queued;
-                r.ready_time = r.ready_time.max(ready);
+                self.pool.get_mut(rq).state = RqState::Queued;
                 self.sw_queues[cpu].push_back(rq);
             }
         }
     }
 
-    /// `blk_mq_request_bypass_insert`: onto `hctx->dispatch`.
-    pub(super) fn bypass_insert(&mut self, rq: RqId, at_head: bool) {
-        let h = self.pool.get(rq).hctx as usize;
-        self.pool.get_mut(rq).state = RqState::OnDispatchList;
+    /// `blk_mq_request_bypass_insert`: onto `hctx->dispatch`, at `now`.
+    pub(super) fn bypass_insert(&mut self, rq: RqId, at_head: bool, now: Ns) {
+        let r = self.pool.get_mut(rq);
+        let h = r.hctx as usize;
+        r.state = RqState::OnDispatchList;
+        r.ready_time = r.ready_time.max(now);
         if at_head {
             self.hctxs[h].dispatch.push_front(rq);
         } else {
@@ -514,7 +514,7 @@ impl RequestQueue {
             BlkStatus::Ok | BlkStatus::Blocked => self.update_dispatch_busy(h, false),
             BlkStatus::Resource | BlkStatus::DevResource => {
                 self.update_dispatch_busy(h, true);
-                self.bypass_insert(rq, false);
+                self.bypass_insert(rq, false, *now);
                 self.run_hw_queue(cpus, hctx, false, cpu, drv, now, out);
             }
             BlkStatus::IoErr => self.end_request(cpus, rq, BlkStatus::IoErr, drv, now, out),
