@@ -479,7 +479,9 @@ impl Sim {
             let id = task.commit_batch[i];
             let io = task.ious.get_mut(id);
             io.issue = issue;
-            // fio's `last_issue` (a replayed log's gaps count from it) is that same stamp.
+            // fio's `last_issue`, which a replayed log's gaps count from, is the issue stamp:
+            // a sync engine's from before its syscall (`td_io_queue`); an async engine's is
+            // moved to when its submit call returns (`end_commit`).
             task.last_issue = issue;
             if let Some(ex) = self.explain.as_mut() {
                 if !io.is_sync() {
@@ -684,6 +686,10 @@ impl Sim {
                 if let Some(io) = task.ious.try_get_mut(id) {
                     io.issue = io.issue.max(now);
                 }
+            }
+            // `fio_libaio_queued` / `fio_ioring_queued` copy the same time into `last_issue`.
+            if !task.commit_batch.is_empty() {
+                task.last_issue = task.last_issue.max(now);
             }
         }
         task.commit_batch.clear();
