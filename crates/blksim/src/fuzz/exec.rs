@@ -295,6 +295,20 @@ impl Runner {
         let mut traced = args.clone();
         traced.push(format!("--blktrace={TRACE_DIR}"));
         let b = self.run_child(&traced, timeout, cwd)?;
+        // The writer refuses a record earlier than a time the simulation said was settled.
+        if let Some(l) = b
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("blksim: blktrace:"))
+        {
+            return Ok(Verdict::Fail(Failure {
+                kind: Kind::Trace,
+                detail: format!(
+                    "{} (--blktrace={TRACE_DIR})",
+                    l.trim_start_matches("blksim: ")
+                ),
+            }));
+        }
         let second = match classify(case, &b, timeout) {
             Verdict::Pass(p) => p,
             Verdict::Fail(f) => {
