@@ -5,6 +5,8 @@
 
 use std::process::{Command, Output};
 
+mod common;
+
 fn blksim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_blksim"))
         .args(args)
@@ -236,8 +238,7 @@ fn card_removal_and_continue_on_error() {
 /// the card. One such completion per request the driver failed, and error 0 for the others.
 #[test]
 fn failed_requests_complete_with_eio_in_blktrace() {
-    let dir = std::env::temp_dir().join(format!("blksim-faults-{}-bt", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::fresh_dir("faults", "eio", false);
     let bt = format!("--blktrace={}", dir.display());
     let mut args = REMOVED.to_vec();
     args.extend_from_slice(&["--continue_on_error=io", &bt]);

@@ -105,8 +105,9 @@ fn requests_in_order(dir: &Path, dev: &str, cpus: usize) -> u64 {
     // issued, completed, whatever CPUs they are on).
     let rank = |a: Action| match a {
         Action::Queue => 0,
-        Action::Issue => 1,
-        _ => 2,
+        Action::BackMerge | Action::FrontMerge => 1,
+        Action::Issue => 2,
+        _ => 3,
     };
     events.sort_by_key(|e| (e.time_ns, rank(e.action)));
     let mut open: BTreeMap<u64, (u64, Option<u64>)> = BTreeMap::new();
@@ -115,6 +116,14 @@ fn requests_in_order(dir: &Path, dev: &str, cpus: usize) -> u64 {
         match e.action {
             Action::Queue => {
                 assert!(open.insert(e.sector, (e.time_ns, None)).is_none());
+            }
+            // A bio merged at the back of a request is not a request of its own; one merged
+            // at the front starts the request, which then is issued at the bio's sector.
+            Action::BackMerge => {
+                open.remove(&e.sector);
+            }
+            Action::FrontMerge => {
+                open.remove(&(e.sector + (e.bytes as u64 >> 9)));
             }
             Action::Issue => {
                 let q = open.get_mut(&e.sector).expect("issued but not queued");
@@ -142,7 +151,7 @@ fn requests_in_order(dir: &Path, dev: &str, cpus: usize) -> u64 {
 /// null_blk completing on a timer after `completion_nsec` = 10 µs, a 3 µs syscall, no other
 /// cost, one I/O at a time. fio stamps `issue_time` before a sync engine's queue hook makes
 /// its syscall (`td_io_queue`, FIO_SYNCIO) and after an async engine's submit returns
-/// (`io_u_queued`): psync's clat is the whole call, 13 µs; libaio's slat is the syscall,
+/// (`fio_libaio_queued`): psync's clat is the whole call, 13 µs; libaio's slat is the syscall,
 /// 3 µs, and its clat the device's 10 µs.
 #[test]
 fn syscall_time_is_in_sync_clat_and_async_slat() {
