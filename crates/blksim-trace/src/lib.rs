@@ -25,6 +25,10 @@
 //! function of the calls made: the same events give byte-identical files (no wall clock;
 //! the start TIMESTAMP note says 0.0).
 //!
+//! Records may be given out of time order; each CPU's file is written in time order. The
+//! writer holds records until [`BlktraceWriter::settle`]`(t)` says none earlier than `t` will
+//! come (or until `finish`), so a long trace should be settled as it goes.
+//!
 //! # Record layout (`struct blk_io_trace`, version 7, little-endian, 48 bytes + payload)
 //! ```text
 //! off size field     value written
