@@ -215,3 +215,67 @@ fn replayed_gaps_count_from_before_a_sync_engines_syscall() {
     assert_eq!([times[2] - times[1], times[3] - times[2]], [1_000_000; 2]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An async engine's `last_issue` is when its submit call returned (`fio_libaio_queued`
+/// copies that time into it). One driver tag (null_blk, `hw_queue_depth=1`, no elevator),
+/// batches of two (`iodepth_batch_submit=2`), 1 ms per read: the second read of a batch
+/// sleeps on the tag inside `io_submit`, so the call returns a millisecond late, and the
+/// next pair, 10 ms later in the log, starts 10 ms after that return: at its submission plus
+/// its slat plus the gap.
+#[test]
+fn replayed_gaps_count_from_an_async_submits_return() {
+    let dir = common::fresh_dir("runahead", "replay-async", false);
+    std::fs::write(
+        dir.join("in.iolog"),
+        "fio version 3 iolog\n0 f add\n0 f open\n0 f read 0 4096\n0 f read 4096 4096\n\
+         10000 f read 8192 4096\n10000 f read 12288 4096\n20000 f read 16384 4096\n\
+         20000 f read 20480 4096\n30000 f close\n",
+    )
+    .unwrap();
+    common::blksim_json(
+        Some(&dir),
+        &[
+            "run",
+            "--name=h",
+            "--device=null_blk",
+            "--ioengine=libaio",
+            "--iodepth=2",
+            "--iodepth_batch_submit=2",
+            "--read_iolog=in.iolog",
+            "--write_iolog=out.iolog",
+            "--write_lat_log=lat",
+            "--log_offset=1",
+            "--set=irqmode=2",
+            "--set=completion_nsec=1ms",
+            "--set=hw_queue_depth=1",
+            "--set=queue.scheduler=none",
+        ],
+    );
+    // Start times (µs) of the reads, by offset, from the written log; slat (ns) from the
+    // slat log.
+    let starts: BTreeMap<u64, u64> = std::fs::read_to_string(dir.join("out.iolog"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" read "))
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f[3].parse().unwrap(), f[0].parse().unwrap())
+        })
+        .collect();
+    let slat: BTreeMap<u64, u64> = std::fs::read_to_string(dir.join("lat_slat.1.log"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<u64> = l.split(", ").map(|x| x.parse().unwrap()).collect();
+            (f[4], f[1])
+        })
+        .collect();
+    assert_eq!(starts.len(), 6);
+    let (s4, s5) = (starts[&12288], starts[&16384]);
+    assert!(
+        slat[&12288] > 0,
+        "the second read of the pair slept on the tag"
+    );
+    assert_eq!(s5, s4 + slat[&12288] / 1000 + 10_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
