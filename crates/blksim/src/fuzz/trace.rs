@@ -100,3 +100,64 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blksim_trace::{BlktraceWriter, Op};
+
+    /// Write `events` (time, action, sector, error) on CPU 0 and check them.
+    fn checked(name: &str, events: &[(u64, Action, u64, i16)], own: bool) -> Result<(), String> {
+        let dir =
+            std::env::temp_dir().join(format!("blksim-fztrace-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut w = BlktraceWriter::create(&dir, "sda", (8, 0)).unwrap();
+        for &(t, action, sector, error) in events {
+            w.write(&TraceEvent {
+                error,
+                ..TraceEvent::new(t, action, Op::Read, sector, 4096)
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let r = check(&dir, own);
+        std::fs::remove_dir_all(&dir).unwrap();
+        r
+    }
+
+    #[test]
+    fn issue_after_queue_and_completion_after_issue() {
+        use Action::{Complete as C, Issue as D, Queue as Q, Requeue as R};
+        // In order, with a requeue and a second request at the same sector.
+        let ok = [
+            (1, Q, 8, 0),
+            (2, D, 8, 0),
+            (3, R, 8, 0),
+            (4, D, 8, 0),
+            (5, C, 8, 0),
+        ];
+        assert_eq!(checked("ok", &ok, false), Ok(()));
+        let again = [
+            (1, Q, 8, 0),
+            (2, D, 8, 0),
+            (3, C, 8, 0),
+            (4, Q, 8, 0),
+            (5, D, 8, 0),
+        ];
+        assert_eq!(checked("again", &again, false), Ok(()));
+        // Issued before its bio was queued: allowed only for an elevator's own requests.
+        let early = [(2, D, 8, 0), (3, Q, 8, 0), (4, C, 8, 0)];
+        assert!(checked("early", &early, false)
+            .unwrap_err()
+            .contains("issued (D)"));
+        let own = [(2, D, 8, 0), (4, C, 8, 0)];
+        assert_eq!(checked("own", &own, true), Ok(()));
+        // Completed before its issue; a failed completion may have had none.
+        let done_early = [(1, Q, 8, 0), (2, C, 8, 0), (3, D, 8, 0)];
+        assert!(checked("c", &done_early, false)
+            .unwrap_err()
+            .contains("completed (C)"));
+        let refused = [(1, Q, 8, 0), (2, C, 8, -5)];
+        assert_eq!(checked("eio", &refused, false), Ok(()));
+    }
+}
