@@ -8,7 +8,7 @@
 //! engine's slat.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use blksim_trace::{read_records, Action, TraceEvent};
 
@@ -181,38 +181,46 @@ fn syscall_time_is_in_sync_clat_and_async_slat() {
     }
 }
 
+/// Replay the version 3 iolog `log` with `args` (a job named `r` on null_blk, writing its own
+/// iolog); returns the case's directory and the reads' start times (µs) by offset.
+fn replay(name: &str, log: &str, args: &[&str]) -> (PathBuf, BTreeMap<u64, u64>) {
+    let dir = common::fresh_dir("runahead", name, false);
+    std::fs::write(dir.join("in.iolog"), log).unwrap();
+    let mut a = vec![
+        "run",
+        "--name=r",
+        "--device=null_blk",
+        "--read_iolog=in.iolog",
+        "--write_iolog=out.iolog",
+    ];
+    a.extend_from_slice(args);
+    common::blksim_json(Some(&dir), &a);
+    let starts = std::fs::read_to_string(dir.join("out.iolog"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" read "))
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f[3].parse().unwrap(), f[0].parse().unwrap())
+        })
+        .collect();
+    (dir, starts)
+}
+
 /// A replayed log's gaps count from fio's `last_issue`, which for a sync engine is the
 /// `issue_time` taken before the syscall (`td_io_queue`), so a 2 ms syscall does not stretch
 /// the replay: the reads a second apart in the log start a second apart (after the first
 /// gap, which fio takes as the log's time offset).
 #[test]
 fn replayed_gaps_count_from_before_a_sync_engines_syscall() {
-    let dir = common::fresh_dir("runahead", "replay", false);
-    std::fs::write(
-        dir.join("in.iolog"),
+    let (dir, t) = replay(
+        "replay",
         "fio version 3 iolog\n0 f add\n0 f open\n0 f read 0 4096\n1000000 f read 4096 4096\n\
          2000000 f read 8192 4096\n3000000 f read 12288 4096\n4000000 f close\n",
-    )
-    .unwrap();
-    common::blksim_json(
-        Some(&dir),
-        &[
-            "run",
-            "--name=g",
-            "--device=null_blk",
-            "--read_iolog=in.iolog",
-            "--write_iolog=out.iolog",
-            "--set=platform.syscall_ns=2ms",
-        ],
+        &["--set=platform.syscall_ns=2ms"],
     );
-    let times: Vec<u64> = std::fs::read_to_string(dir.join("out.iolog"))
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(" read "))
-        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(times.len(), 4);
-    assert_eq!([times[2] - times[1], times[3] - times[2]], [1_000_000; 2]);
+    assert_eq!(t.len(), 4);
+    assert_eq!([t[&8192] - t[&4096], t[&12288] - t[&8192]], [1_000_000; 2]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -224,25 +232,15 @@ fn replayed_gaps_count_from_before_a_sync_engines_syscall() {
 /// its slat plus the gap.
 #[test]
 fn replayed_gaps_count_from_an_async_submits_return() {
-    let dir = common::fresh_dir("runahead", "replay-async", false);
-    std::fs::write(
-        dir.join("in.iolog"),
+    let (dir, starts) = replay(
+        "replay-async",
         "fio version 3 iolog\n0 f add\n0 f open\n0 f read 0 4096\n0 f read 4096 4096\n\
          10000 f read 8192 4096\n10000 f read 12288 4096\n20000 f read 16384 4096\n\
          20000 f read 20480 4096\n30000 f close\n",
-    )
-    .unwrap();
-    common::blksim_json(
-        Some(&dir),
         &[
-            "run",
-            "--name=h",
-            "--device=null_blk",
             "--ioengine=libaio",
             "--iodepth=2",
             "--iodepth_batch_submit=2",
-            "--read_iolog=in.iolog",
-            "--write_iolog=out.iolog",
             "--write_lat_log=lat",
             "--log_offset=1",
             "--set=irqmode=2",
@@ -251,17 +249,7 @@ fn replayed_gaps_count_from_an_async_submits_return() {
             "--set=queue.scheduler=none",
         ],
     );
-    // Start times (µs) of the reads, by offset, from the written log; slat (ns) from the
-    // slat log.
-    let starts: BTreeMap<u64, u64> = std::fs::read_to_string(dir.join("out.iolog"))
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(" read "))
-        .map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (f[3].parse().unwrap(), f[0].parse().unwrap())
-        })
-        .collect();
+    // slat (ns) by offset, from the slat log.
     let slat: BTreeMap<u64, u64> = std::fs::read_to_string(dir.join("lat_slat.1.log"))
         .unwrap()
         .lines()
