@@ -106,7 +106,8 @@ pub mod record;
 pub mod writer;
 
 pub use reader::{
-    is_blktrace, parse_records, read_messages, read_records, read_trace, RecordStream,
+    is_blktrace, parse_records, read_messages, read_records, read_trace, read_trace_checked,
+    RecordStream,
 };
 pub use record::{
     mkdev, rwbs_of, split_dev, Action, Op, RawRecord, RecordKind, ReqFlags, TraceEvent,

@@ -202,6 +202,37 @@ pub fn read_trace(dir: &Path, devname: &str) -> io::Result<Vec<TraceEvent>> {
     Ok(events)
 }
 
+/// The block-layer events of a trace, CPU file by CPU file, after checking what blkparse
+/// relies on and the kernel's relay buffers give: each CPU's file in time order and its data
+/// records numbered 1, 2, ... without a gap (`bt->sequence`). A file that is not is
+/// `io::ErrorKind::InvalidData`, naming the CPU.
+pub fn read_trace_checked(dir: &Path, devname: &str) -> io::Result<Vec<TraceEvent>> {
+    let mut events = Vec::new();
+    for (cpu, recs) in read_records(dir, devname)?.iter().enumerate() {
+        let (mut last, mut seq) = (0u64, 0u32);
+        for r in recs {
+            if r.time_ns < last {
+                return Err(bad(format!(
+                    "cpu {cpu}: a record at {} ns after one at {last} ns",
+                    r.time_ns
+                )));
+            }
+            last = r.time_ns;
+            if let Some(e) = TraceEvent::decode(r) {
+                seq += 1;
+                if r.sequence != seq {
+                    return Err(bad(format!(
+                        "cpu {cpu}: sequence {} where {seq} was due",
+                        r.sequence
+                    )));
+                }
+                events.push(e);
+            }
+        }
+    }
+    Ok(events)
+}
+
 /// The message notes of a trace as `(time_ns, cpu, text)`, in time order.
 pub fn read_messages(dir: &Path, devname: &str) -> io::Result<Vec<(u64, u32, String)>> {
     let mut msgs: Vec<(u64, u32, String)> = read_records(dir, devname)?

@@ -364,6 +364,17 @@ fn gaps_stale_files_and_errors() {
     assert_eq!(cpu3, [(49, 8, 1), (50, 0, 2)]);
     let msg = read_messages(&dir, "sda").unwrap();
     assert_eq!(msg[0].2.len(), 127, "BLK_TN_MAX_MSG - 1");
+    assert_eq!(read_trace_checked(&dir, "sda").unwrap().len(), 3);
+    // A file that goes back in time fails the check: the message (the last record, 48 bytes
+    // and its 127) back at 0 ns.
+    let f = cpu_file_path(&dir, "sda", 3);
+    let mut b = std::fs::read(&f).unwrap();
+    let at = b.len() - (48 + 127) + 8;
+    b[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
+    std::fs::write(&f, b).unwrap();
+    let err = read_trace_checked(&dir, "sda").unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    assert!(err.to_string().contains("cpu 3"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -373,6 +384,8 @@ fn reads_real_capture() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let files = read_records(&dir, "loop0").unwrap();
     assert_eq!(files.len(), 2);
+    // The kernel's files pass the order and sequence check.
+    assert_eq!(read_trace_checked(&dir, "loop0").unwrap().len(), 1311);
     assert_eq!(files[0].len(), 90);
     assert_eq!(files[1].len(), 1227);
     for recs in &files {

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use blksim_trace::{read_records, Action, TraceEvent};
+use blksim_trace::{read_trace_checked, Action};
 
 mod common;
 
@@ -79,27 +79,14 @@ fn the_loop_worker_takes_a_command_no_earlier_than_it_was_queued() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Checks the trace in `dir` (at least `cpus` CPU files): each CPU's file in time order
+/// Checks the trace in `dir` (events on at least `cpus` CPUs): each CPU's file in time order
 /// with data sequence numbers 1, 2, ...; each request queued, then issued, then completed.
 /// Returns the number of requests completed.
 fn requests_in_order(dir: &Path, dev: &str, cpus: usize) -> u64 {
-    let files = read_records(dir, dev).unwrap();
-    assert!(files.len() >= cpus, "one file per CPU used");
-    let mut events: Vec<TraceEvent> = Vec::new();
-    for (cpu, recs) in files.iter().enumerate() {
-        // Each CPU's file: times never go back, data sequence numbers count up from 1.
-        let mut last = 0;
-        let mut seq = 0;
-        for r in recs {
-            assert!(r.time_ns >= last, "cpu {cpu}: {} after {last}", r.time_ns);
-            last = r.time_ns;
-            if let Some(e) = TraceEvent::decode(r) {
-                seq += 1;
-                assert_eq!(r.sequence, seq, "cpu {cpu}");
-                events.push(e);
-            }
-        }
-    }
+    // Each CPU's file: times never go back, data sequence numbers count up from 1.
+    let mut events = read_trace_checked(dir, dev).unwrap();
+    let last_cpu = events.iter().map(|e| e.cpu).max().unwrap_or(0);
+    assert!(last_cpu as usize + 1 >= cpus, "events on each CPU used");
     // Each request: queued, then issued to the driver, then completed. Sectors may repeat
     // over the run, so each one's events are paired in time order (at one time: queued,
     // issued, completed, whatever CPUs they are on).

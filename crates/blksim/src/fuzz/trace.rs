@@ -6,7 +6,7 @@
 //! when the elevator makes requests of its own, which have no bio (eraseblock's gap reads and
 //! combined writes): a trace does not tell them apart.
 
-use blksim_trace::{Action, TraceEvent};
+use blksim_trace::Action;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -36,30 +36,7 @@ fn rank(a: Action) -> u8 {
 /// Check the trace in `dir`; `own_requests`: the elevator makes requests without bios.
 pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
     let dev = devname(dir)?;
-    let files = blksim_trace::read_records(dir, &dev).map_err(|e| e.to_string())?;
-    let mut events: Vec<TraceEvent> = Vec::new();
-    for (cpu, recs) in files.iter().enumerate() {
-        let (mut last, mut seq) = (0u64, 0u32);
-        for r in recs {
-            if r.time_ns < last {
-                return Err(format!(
-                    "cpu {cpu}: a record at {} ns after one at {last} ns",
-                    r.time_ns
-                ));
-            }
-            last = r.time_ns;
-            if let Some(e) = TraceEvent::decode(r) {
-                seq += 1;
-                if r.sequence != seq {
-                    return Err(format!(
-                        "cpu {cpu}: sequence {} where {seq} was due",
-                        r.sequence
-                    ));
-                }
-                events.push(e);
-            }
-        }
-    }
+    let mut events = blksim_trace::read_trace_checked(dir, &dev).map_err(|e| e.to_string())?;
     events.sort_by_key(|e| (e.time_ns, rank(e.action)));
     // Per sector: bios queued there and requests issued there, not yet completed (a
     // requeued request is issued again without a new bio). A bio merged into a request at
@@ -104,7 +81,7 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blksim_trace::{BlktraceWriter, Op};
+    use blksim_trace::{BlktraceWriter, Op, TraceEvent};
 
     /// Write `events` (time, action, sector, error) on CPU 0 and check them.
     fn checked(name: &str, events: &[(u64, Action, u64, i16)], own: bool) -> Result<(), String> {
