@@ -475,14 +475,14 @@ impl Sim {
         task.stats.record_submit(now, n);
         task.in_flight += n;
         let issue = if task.is_sync_engine { entered } else { now };
+        // fio's `last_issue`, which a replayed log's gaps count from, is the issue stamp: a
+        // sync engine's from before its syscall (`td_io_queue`); an async engine's is moved
+        // to when its submit call returns (`end_commit`).
+        task.last_issue = issue;
         for i in 0..task.commit_batch.len() {
             let id = task.commit_batch[i];
             let io = task.ious.get_mut(id);
             io.issue = issue;
-            // fio's `last_issue`, which a replayed log's gaps count from, is the issue stamp:
-            // a sync engine's from before its syscall (`td_io_queue`); an async engine's is
-            // moved to when its submit call returns (`end_commit`).
-            task.last_issue = issue;
             if let Some(ex) = self.explain.as_mut() {
                 if !io.is_sync() {
                     ex.issued(t as u32, id);
