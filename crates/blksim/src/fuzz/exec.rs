@@ -14,7 +14,8 @@
 //!    fio's exit value (jobs that ended with an I/O error) and the report is checked;
 //! 3. the JSON parses, `blksim.integrity.mismatches` is 0, every bio submitted completed
 //!    exactly once (`blksim.bios`), the fio I/Os stay within what the job file allows, and the
-//!    key paths are fio's (from fio's own JSON reports, the frozen samples of blksim-report);
+//!    key paths are fio's (from fio's own JSON reports, the frozen samples of blksim-report),
+//!    and no job's latencies add up to more than its iodepth allows ([`super::little`]);
 //! 4. a second run, which also writes blktrace files, gives byte-identical JSON (and so the
 //!    same `blksim.event_digest`);
 //! 5. the blktrace files are time ordered per CPU, no request is issued before a bio was
@@ -47,6 +48,7 @@ pub enum Kind {
     Nondeterministic,
     Trace,
     Cost,
+    Little,
 }
 
 impl Kind {
@@ -65,6 +67,7 @@ impl Kind {
             Kind::Nondeterministic => "two runs of the same case differ",
             Kind::Trace => "blktrace out of time order, or a request issued or completed too early",
             Kind::Cost => "cost not proportional to events",
+            Kind::Little => "fio's latencies need more I/Os in flight than iodepth (Little's law)",
         }
     }
 }
@@ -487,6 +490,9 @@ fn classify(case: &Case, out: &RunOut, timeout: Duration) -> Verdict {
     if let Err(e) = check_keys(&v, case.json_plus) {
         return fail(Kind::FioKeys, e);
     }
+    if let Err(e) = super::little::check(case, &v) {
+        return fail(Kind::Little, e);
+    }
     Verdict::Pass(Pass {
         events,
         sim_ns: b["sim_time_ns"].as_u64().unwrap_or(0),
@@ -512,12 +518,12 @@ fn fio_ios(v: &Value) -> u64 {
 
 /// fio's own JSON reports for jobs like the fuzzer's (fio 3.33, frozen in blksim-report's
 /// tests): their key paths are what a report must have.
-const FIO_JSON: &[&str] = &[
+pub(super) const FIO_JSON: &[&str] = &[
     include_str!("../../../blksim-report/tests/data/null_randread.json"),
     include_str!("../../../blksim-report/tests/data/file_mixed.json"),
     include_str!("../../../blksim-report/tests/data/numjobs_group.json"),
 ];
-const FIO_JSON_PLUS: &[&str] = &[
+pub(super) const FIO_JSON_PLUS: &[&str] = &[
     include_str!("../../../blksim-report/tests/data/null_randread.jsonplus.json"),
     include_str!("../../../blksim-report/tests/data/libaio_direct_timed.jsonplus.json"),
 ];

@@ -12,6 +12,7 @@ mod case;
 mod exec;
 mod gen;
 pub mod keys;
+mod little;
 mod shrink;
 mod trace;
 
