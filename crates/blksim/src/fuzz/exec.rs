@@ -19,7 +19,8 @@
 //! 4. a second run, which also writes blktrace files, gives byte-identical JSON (and so the
 //!    same `blksim.event_digest`);
 //! 5. the blktrace files are time ordered per CPU, no request is issued before a bio was
-//!    queued at its sector, and none completes before it was issued ([`super::trace`]);
+//!    queued at its sector, none completes before it was issued, and every one issued has
+//!    completed by the end ([`super::trace`]);
 //! 6. wall time (the faster of the two runs) is at most `A + B × events`.
 
 use super::case::{Case, FAKE_TIME};

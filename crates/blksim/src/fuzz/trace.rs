@@ -2,12 +2,13 @@
 //! each CPU's file is in time order with its data records numbered 1, 2, ... (the kernel's
 //! per-CPU relay buffer and `bt->sequence`; the writer orders what the simulation gives it,
 //! so this checks the writer); a request is issued (`D`) only after a bio was queued (`Q`) at
-//! its sector, and completes (`C`) only after it was issued. The first of these is left out
+//! its sector, completes (`C`) only after it was issued, and every request issued has
+//! completed by the end of the run. The first of these is left out
 //! when the elevator makes requests of its own, which have no bio (eraseblock's gap reads and
 //! combined writes): a trace does not tell them apart.
 
 use blksim_trace::Action;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The device name of the trace in `dir`: `<dev>` of its `<dev>.blktrace.0`.
@@ -42,12 +43,17 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
     // requeued request is issued again without a new bio). A bio merged into a request at
     // another sector never completes at its own: it only leaves the check weaker there.
     let mut at: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    // Sectors with a failed completion, which the count below cannot pair with an issue.
+    let mut failed = BTreeSet::new();
     for e in &events {
         // Empty flushes are the flush machinery's own requests. A failed completion may
         // have had no issue (a request the driver refused before `blk_mq_start_request`,
         // as `mmc_mq_queue_rq` does on a removed card, or a flush-sequenced request that
         // failed while it waited), and a trace cannot tell which issue it pairs with: it
         // is left out, which only leaves the check weaker at its sector.
+        if e.action == Action::Complete && e.error != 0 {
+            failed.insert(e.sector);
+        }
         if e.bytes == 0 || (e.action == Action::Complete && e.error != 0) {
             continue;
         }
@@ -74,6 +80,13 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
             }
             _ => {}
         }
+    }
+    // The run ends with nothing in flight: every request issued was completed (or failed,
+    // where the count above leaves its sector uncertain).
+    if let Some((sector, (_, n))) = at.iter().find(|(s, (_, n))| *n > 0 && !failed.contains(*s)) {
+        return Err(format!(
+            "sector {sector}: issued (D) {n} more time(s) than it completed (C) by the end"
+        ));
     }
     Ok(())
 }
@@ -120,8 +133,13 @@ mod tests {
             (3, C, 8, 0),
             (4, Q, 8, 0),
             (5, D, 8, 0),
+            (6, C, 8, 0),
         ];
         assert_eq!(checked("again", &again, false), Ok(()));
+        // Issued and never completed.
+        assert!(checked("lost", &again[..5], false)
+            .unwrap_err()
+            .contains("more time(s) than it completed"));
         // Issued before its bio was queued: allowed only for an elevator's own requests.
         let early = [(2, D, 8, 0), (3, Q, 8, 0), (4, C, 8, 0)];
         assert!(checked("early", &early, false)
@@ -136,5 +154,8 @@ mod tests {
             .contains("completed (C)"));
         let refused = [(1, Q, 8, 0), (2, C, 8, -5)];
         assert_eq!(checked("eio", &refused, false), Ok(()));
+        // A failed completion leaves its sector's issues uncounted at the end.
+        let failed = [(1, Q, 8, 0), (2, D, 8, 0), (3, C, 8, -5)];
+        assert_eq!(checked("failed", &failed, false), Ok(()));
     }
 }
