@@ -15,7 +15,8 @@
 //! 3. the JSON parses, `blksim.integrity.mismatches` is 0, every bio submitted completed
 //!    exactly once (`blksim.bios`), the fio I/Os stay within what the job file allows, and the
 //!    key paths are fio's (from fio's own JSON reports, the frozen samples of blksim-report),
-//!    and no job's latencies add up to more than its iodepth allows ([`super::little`]);
+//!    no job's latencies add up to more than its iodepth allows and no rated direction
+//!    moves more than its rate ([`super::bounds`]);
 //! 4. a second run, which also writes blktrace files, gives byte-identical JSON (and so the
 //!    same `blksim.event_digest`);
 //! 5. the blktrace files are time ordered per CPU, no request is issued before a bio was
@@ -50,6 +51,7 @@ pub enum Kind {
     Trace,
     Cost,
     Little,
+    Rate,
 }
 
 impl Kind {
@@ -69,6 +71,7 @@ impl Kind {
             Kind::Trace => "blktrace out of time order, or a request issued or completed too early",
             Kind::Cost => "cost not proportional to events",
             Kind::Little => "fio's latencies need more I/Os in flight than iodepth (Little's law)",
+            Kind::Rate => "a rated direction moved more bytes than its rate allows",
         }
     }
 }
@@ -491,8 +494,12 @@ fn classify(case: &Case, out: &RunOut, timeout: Duration) -> Verdict {
     if let Err(e) = check_keys(&v, case.json_plus) {
         return fail(Kind::FioKeys, e);
     }
-    if let Err(e) = super::little::check(case, &v) {
-        return fail(Kind::Little, e);
+    if let Err((b, e)) = super::bounds::check(case, &v) {
+        let kind = match b {
+            super::bounds::Broken::Little => Kind::Little,
+            super::bounds::Broken::Rate => Kind::Rate,
+        };
+        return fail(kind, e);
     }
     Verdict::Pass(Pass {
         events,

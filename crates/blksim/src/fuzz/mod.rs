@@ -8,11 +8,11 @@
 //! `blksim fuzz --seed=s --case=i` redoes it. Which cases a `--seconds` run reaches depends on
 //! the machine's speed; what each case is does not.
 
+mod bounds;
 mod case;
 mod exec;
 mod gen;
 pub mod keys;
-mod little;
 mod shrink;
 mod trace;
 
