@@ -360,6 +360,7 @@ pub fn strerror(errno: i32) -> &'static str {
     match errno {
         0 => "Success",
         5 => "Input/output error",
+        22 => "Invalid argument",
         84 => "Invalid or incomplete multibyte or wide character",
         110 => "Connection timed out",
         _ => "Unknown error",

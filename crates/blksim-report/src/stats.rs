@@ -500,6 +500,14 @@ impl JobStats {
         (self.opts.stats && now_ns < self.start_ns).then_some(&mut *self.ramp)
     }
 
+    /// A read/write/trim I/O that ended with an error: fio counted it in `total_io_u` when
+    /// it queued it (`td_io_queue`), and it brings no bytes and no latency.
+    pub fn record_failed(&mut self, ddir: usize, now_ns: u64) {
+        if self.counting(now_ns) {
+            self.dir[ddir].total_ios += 1;
+        }
+    }
+
     /// A completed read/write/trim I/O (fio's `account_io_completion`): `bytes`
     /// transferred, submission latency `slat_ns` (start to issue) and completion latency
     /// `clat_ns` (issue to completion); total latency is `slat + clat`.

@@ -170,10 +170,20 @@ pub struct IoErrorRecord {
     pub sync: bool,
     pub offset: u64,
     pub len: u64,
+    /// The errno that stopped the job.
+    pub errno: i32,
+    /// fio adds "first direct IO errored" (`td_io_queue`): the job's first I/O of its
+    /// direction, on a synchronous engine, refused with EINVAL under O_DIRECT.
+    pub first_direct: bool,
 }
 
 /// errno of every I/O error the block layer reports to a submitter (BLK_STS_IOERR → EIO).
 pub const EIO: i32 = 5;
+/// errno of an I/O a syscall refuses before any bio: O_DIRECT out of the device's logical
+/// block alignment (`blkdev_dio_unaligned`), a discard range out of it (`blk_ioctl_discard`).
+pub const EINVAL: i32 = 22;
+/// fio's other non-fatal errno (`__NON_FATAL_ERR`).
+pub const EILSEQ: i32 = 84;
 
 /// Everything a run produced.
 pub struct SimOutput {
@@ -220,7 +230,8 @@ pub struct SimOutput {
     pub integrity_first_violation: Option<String>,
     /// I/Os that ended with an error outside a power cut.
     pub io_errors: u64,
-    /// The I/O errors that stopped a job, for fio's `io_u error` message.
+    /// The io_us that ended with an error fio does not ignore, for its `io_u error` lines
+    /// (the first of a job stopped it).
     pub fatal_errors: Vec<IoErrorRecord>,
     /// Queue depth at each stage and driver busy over time (with the timeline on).
     pub depth: Option<DepthTimeline>,
@@ -253,6 +264,8 @@ pub struct Sim {
     /// A blktrace or log file write failed: the run stops with it.
     trace_error: Option<String>,
     capacity_bytes: u64,
+    /// The device's logical block size in bytes (`queue/logical_block_size`).
+    lbs: u64,
     max_events: u64,
     /// fio I/Os issued so far; the instant of the last event and the count when it began,
     /// and how many may be issued at one instant ([`STILL_IOS`]).
@@ -318,6 +331,7 @@ impl Sim {
         files: std::sync::Arc<dyn blksim_core::output::OutputFiles>,
     ) -> Result<Sim, RunError> {
         let capacity_bytes = driver.capacity_sectors() << 9;
+        let lbs = u64::from(queue.lim.logical_block_size.max(1));
         if capacity_bytes == 0 {
             return Err(RunError::Profile("device has zero capacity".into()));
         }
@@ -568,6 +582,8 @@ impl Sim {
                 number_ios: spec.effective_number_ios(),
                 number_ios_cfg: spec.effective_number_ios(),
                 issued: 0,
+                issued_dir: [0; 3],
+                dio_align: if spec.direct { lbs } else { 0 },
                 null_engine,
                 null_queued: null_engine && spec.iodepth > 1,
                 is_sync_engine,
@@ -635,6 +651,7 @@ impl Sim {
             trace,
             trace_error: None,
             capacity_bytes,
+            lbs,
             max_events: u64::MAX,
             ios_issued: 0,
             still_at: 0,

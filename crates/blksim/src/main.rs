@@ -517,11 +517,32 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     }
     // fio's `__io_u_log_error` for the error that stopped each job.
     let dev = setup::devname(&profile);
+    // Then `td_io_queue`'s hint for a refused first O_DIRECT I/O, and the thread's exit line
+    // (`td_verror`'s text), which fio prints on stdout; here on stderr, to keep the report
+    // what `--output-format` asked for.
     for e in &out.fatal_errors {
         let dir = if e.sync { "sync" } else { e.ddir.name() };
+        let text = blksim_report::report::strerror(e.errno);
         eprintln!(
-            "fio: io_u error on file /dev/{dev}: Input/output error: {dir} offset={}, buflen={}",
+            "fio: io_u error on file /dev/{dev}: {text}: {dir} offset={}, buflen={}",
             e.offset, e.len
+        );
+        if e.first_direct {
+            eprintln!(
+                "fio: first direct IO errored. File system may not support direct IO, or \
+                 iomem_align= is bad, or invalid block size. Try setting direct=0."
+            );
+        }
+    }
+    let mut stopped: Vec<usize> = out.fatal_errors.iter().map(|e| e.task).collect();
+    stopped.sort_unstable();
+    stopped.dedup();
+    for t in stopped {
+        let errno = out.tasks[t].error;
+        eprintln!(
+            "fio: pid={}, err={errno}/file:io_u.c:1876, func=io_u error, error={}",
+            blksim_report::report::FAKE_PID_BASE + t as i32,
+            blksim_report::report::strerror(errno)
         );
     }
     let wall = wall_clock();

@@ -413,10 +413,11 @@ impl Sim {
                 parts_left: 0,
                 sync: None,
                 dsync_flush: false,
-                error: false,
+                errno: 0,
             });
             task.pending.push(id);
             task.issued += 1;
+            task.issued_dir[io.ddir.idx()] += 1;
             self.ios_issued += 1;
             task.think_issued += 1;
             if io.ddir == Ddir::Write {
@@ -530,7 +531,27 @@ impl Sim {
             }
             let id = self.tasks[t].commit_batch[idx];
             let io = *self.tasks[t].ious.get(id);
-            let total_sectors = (io.len >> 9).max(1);
+            if part == 0 && self.refuses(t, &io) {
+                // The syscall fails with EINVAL before any bio; an async engine's event
+                // carries it (`aio_complete`, the CQE's res), a sync engine's call returns it.
+                let task = &mut self.tasks[t];
+                task.ious.get_mut(id).errno = EINVAL;
+                task.completed.push(id);
+                if !task.reap_scheduled {
+                    task.reap_scheduled = true;
+                    self.evq.push(self.clk, Ev::TaskReap(t as u32));
+                }
+                self.tasks[t].submit_cursor = Some((idx + 1, 0));
+                continue;
+            }
+            // The logical blocks the bytes touch: exactly the I/O for direct I/O, which is
+            // aligned; a buffered I/O's partial blocks too, which the page cache would have
+            // to read.
+            let lbs = self.lbs;
+            let sector0 = (io.offset / lbs * lbs) >> 9;
+            let total_sectors = (((io.offset + io.len).div_ceil(lbs) * lbs) >> 9)
+                .saturating_sub(sector0)
+                .max(1);
             let parts = total_sectors.div_ceil(max_part_sectors) as u32;
             if part == 0 {
                 // The engine's per-I/O kernel work before the first bio: the file reference
@@ -547,7 +568,6 @@ impl Sim {
                     self.queue.start_plug(task_id);
                 }
             }
-            let sector0 = io.offset >> 9;
             let off = part as u64 * max_part_sectors;
             let nsec = (total_sectors - off).min(max_part_sectors) as u32;
             let op = match io.ddir {
@@ -695,6 +715,19 @@ impl Sim {
         task.commit_batch.clear();
     }
 
+    /// Whether the syscall refuses `io` before any bio (EINVAL): O_DIRECT needs its offset
+    /// and length in the device's logical blocks (`blkdev_dio_unaligned`), and so does a
+    /// trim, which fio issues as a BLKDISCARD ioctl on a block device (`blk_ioctl_discard`),
+    /// buffered or not.
+    fn refuses(&self, t: usize, io: &IoUnit) -> bool {
+        let align = if io.ddir == Ddir::Trim {
+            self.lbs
+        } else {
+            self.tasks[t].dio_align
+        };
+        align > 1 && !(io.offset.is_multiple_of(align) && io.len.is_multiple_of(align))
+    }
+
     pub(super) fn bio_done(&mut self, token: u64, st: BlkStatus, now: Ns) {
         self.bios[1] += 1;
         if self.bios[1] == self.drop_completion {
@@ -706,8 +739,8 @@ impl Sim {
         let io = task.ious.get_mut(id);
         debug_assert!(io.parts_left > 0, "bio completed twice");
         io.parts_left -= 1;
-        if st != BlkStatus::Ok {
-            io.error = true;
+        if st != BlkStatus::Ok && io.errno == 0 {
+            io.errno = EIO;
         }
         if io.parts_left == 0 {
             task.completed.push(id);
@@ -748,7 +781,7 @@ impl Sim {
             // fio's `io_completed`: a sync sets `last_was_sync` whether or not it failed, or
             // a job whose syncs keep failing would ask for a sync again and again.
             task.last_was_sync = true;
-            if io.error {
+            if io.errno != 0 {
                 self.io_error(t, &io);
             } else if !io.is_end_fsync() {
                 task.stats
@@ -791,6 +824,8 @@ impl Sim {
     /// `io_u_queued_complete` for the first `n` completions: account each (`io_completed`:
     /// a sync sets `last_was_sync`, any other io_u clears it) and end the failed ones.
     pub(super) fn reap_n(&mut self, t: usize, now: Ns, n: usize) {
+        // An EIO after a power cut is an io_u lost with the machine, not one fio saw fail.
+        let cut = self.power_cut.is_some();
         let task = &mut self.tasks[t];
         let mut failed: Vec<IoUnit> = Vec::new();
         for i in 0..n {
@@ -806,24 +841,26 @@ impl Sim {
                     io.start,
                     io.issue,
                     now,
-                    !io.is_sync() && !io.error,
+                    !io.is_sync() && io.errno == 0,
                 );
             }
             if io.is_sync() && !io.is_end_fsync() {
                 task.syncs_out -= 1;
             }
-            if io.is_sync() && !io.error {
+            if io.is_sync() && io.errno == 0 {
                 if !io.is_end_fsync() {
                     task.stats
                         .record_sync(now, now.saturating_sub(io.start), !io.is_datasync());
                 }
                 task.last_was_sync = true;
                 task.end_sync_wait();
-            } else if io.error {
+            } else if io.errno != 0 {
                 // fio's `io_completed` sets `last_was_sync` before it looks at the error.
                 task.last_was_sync = io.is_sync();
                 if io.is_sync() {
                     task.end_sync_wait();
+                } else if !(cut && io.errno == EIO) {
+                    task.stats.record_failed(io.ddir.idx(), now);
                 }
                 failed.push(io);
             } else {
@@ -874,14 +911,17 @@ impl Sim {
         }
     }
 
-    /// An io_u ended with EIO (`io_completed`): ended by a power cut (the job stops writing
-    /// and reads back), or failed: `td_non_fatal_error` lets a job whose `continue_on_error`
-    /// names the kind (read, or write for writes and syncs) count it and go on; any other
-    /// error stops the job (`td_verror(td, io_u->error, "io_u error")`).
+    /// An io_u ended with an error (`io_completed`): EIO ended by a power cut (the job stops
+    /// writing and reads back), or failed: `td_non_fatal_error` lets a job whose
+    /// `continue_on_error` names the kind (read, or write for writes and syncs) count it and
+    /// go on if the errno is one of fio's `__NON_FATAL_ERR` (EIO, EILSEQ); any other error
+    /// stops the job (`td_verror(td, io_u->error, "io_u error")`).
     pub(super) fn io_error(&mut self, t: usize, io: &IoUnit) {
-        if let Some(pc) = self.power_cut.as_mut() {
-            pc.aborted_ios += 1;
-            return;
+        if io.errno == EIO {
+            if let Some(pc) = self.power_cut.as_mut() {
+                pc.aborted_ios += 1;
+                return;
+            }
         }
         self.io_errors += 1;
         let task = &mut self.tasks[t];
@@ -890,23 +930,33 @@ impl Sim {
         } else {
             2
         };
-        if task.continue_on_error & etype != 0 {
+        if task.continue_on_error & etype != 0 && matches!(io.errno, EIO | EILSEQ) {
             task.total_err_count += 1;
             if task.total_err_count == 1 {
-                task.first_error = EIO;
+                task.first_error = io.errno;
             }
             return;
         }
+        // fio logs every io_u it reaps with an error it does not ignore (`io_u_log_error`),
+        // and the first one's stops the job.
         if task.error == 0 {
-            task.error = EIO;
-            self.fatal_errors.push(IoErrorRecord {
-                task: t,
-                ddir: io.ddir,
-                sync: io.is_sync(),
-                offset: io.offset,
-                len: io.len,
-            });
+            task.error = io.errno;
         }
+        // fio's `td_io_queue` hint: the first I/O of its direction refused by an O_DIRECT
+        // open, as a synchronous engine sees it at once.
+        let first_direct = io.errno == EINVAL
+            && task.dio_align > 0
+            && task.is_sync_engine
+            && task.issued_dir[io.ddir.idx()] == 1;
+        self.fatal_errors.push(IoErrorRecord {
+            task: t,
+            ddir: io.ddir,
+            sync: io.is_sync(),
+            offset: io.offset,
+            len: io.len,
+            errno: io.errno,
+            first_direct,
+        });
         task.deadline_hit = true;
     }
 

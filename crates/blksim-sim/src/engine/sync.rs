@@ -23,7 +23,7 @@ impl Sim {
             parts_left: 1,
             sync: Some(kind),
             dsync_flush: false,
-            error: false,
+            errno: 0,
         });
         if kind != SyncKind::EndFsync {
             task.syncs_out += 1;
@@ -105,7 +105,7 @@ impl Sim {
                 k => k,
             }),
             dsync_flush: false,
-            error: false,
+            errno: 0,
         });
         task.syncs_out += 1;
         task.pending.push(id);

@@ -54,8 +54,9 @@ pub(crate) struct IoUnit {
     /// (fio's `fio_file_fsync` at the end of the job is a plain fsync(2), not an io_u, so it
     /// is not in the sync statistics). None for data.
     pub(crate) sync: Option<SyncKind>,
-    /// The block layer ended it with an error (EIO).
-    pub(crate) error: bool,
+    /// The errno it ended with, 0 if none: EIO from the block layer, EINVAL from a syscall
+    /// that refused it (`blkdev_dio_unaligned`, `blk_ioctl_discard`).
+    pub(crate) errno: i32,
     /// A write of a synchronous engine on an O_SYNC/O_DSYNC file whose data is done: the
     /// syscall goes on with `generic_write_sync` → `blkdev_fsync`, an empty PREFLUSH write,
     /// before it returns.
@@ -244,6 +245,12 @@ pub(crate) struct Task {
     pub(crate) number_ios: u64,
     pub(crate) number_ios_cfg: u64,
     pub(crate) issued: u64,
+    /// fio's `io_issues` per direction (read, write, trim).
+    pub(crate) issued_dir: [u64; 3],
+    /// O_DIRECT's alignment, the device's logical block size (`blkdev_dio_unaligned`); 0 for
+    /// buffered I/O, which blksim sends to the device as the sectors it touches (no page
+    /// cache).
+    pub(crate) dio_align: u64,
     pub(crate) null_engine: bool,
     /// fio's null engine at `iodepth` > 1 queues io_us (syncs too) until a commit completes
     /// them all, and answers FIO_Q_BUSY while those completions are unreaped (`null_queue`);
