@@ -22,7 +22,7 @@
 //! grouped report (its entry sums jobs of different rates).
 
 use super::case::Case;
-use blksim_job::{JobSet, JobSpec};
+use blksim_job::{IoEngine, JobSet, JobSpec};
 use serde_json::Value;
 
 /// fio's directions in a job's report whose `lat_ns` (or `clat_ns`) samples are I/Os in
@@ -128,6 +128,79 @@ fn rate(job: &Value, j: &JobSpec) -> Result<(), String> {
     Ok(())
 }
 
+/// What fio counted is what the device served: the bytes of a report's reads, writes and
+/// trims, summed over its jobs, against the bytes of the requests the trace shows completing
+/// without an error (`device`: read, write, discard). blksim has no page cache, so a job's
+/// every byte goes to the device once, merged or split: the same bytes when every I/O is in
+/// whole sectors, at least as many when a buffered I/O is not (the device reads or writes the
+/// blocks it touches). Left out: fio's null engine (no device), `ramp_time` (its I/Os are
+/// served but not counted), eraseblock (its gap reads and combined writes are the
+/// elevator's own), runs with I/O errors or injected faults, and a power cut (after it the
+/// job reads back what survived, which fio does not count).
+pub fn conserved(case: &Case, report: &Value, device: [u64; 3]) -> Result<(), String> {
+    match super::gen::parse_case(case) {
+        Some(set) => conserved_set(&set, report, device),
+        None => Ok(()),
+    }
+}
+
+fn conserved_set(set: &JobSet, report: &Value, device: [u64; 3]) -> Result<(), String> {
+    let b = &report["blksim"];
+    let skip = set
+        .jobs
+        .iter()
+        .any(|j| j.ioengine == IoEngine::Null || j.ramp_time_ns > 0)
+        || b["scheduler"] == "eraseblock"
+        || b["power_cut"].is_object()
+        || b["io_errors"].as_u64() != Some(0)
+        || b["faults"]["injected"].as_u64() != Some(0);
+    if skip {
+        return Ok(());
+    }
+    let exact = set.jobs.iter().all(in_sectors);
+    let jobs = report["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    for (d, name) in DIRS[..3].iter().enumerate() {
+        let fio: u64 = jobs
+            .iter()
+            .map(|j| j[*name]["io_bytes"].as_u64().unwrap_or(0))
+            .sum();
+        if fio > device[d] || (exact && fio != device[d]) {
+            return Err(format!(
+                "fio's jobs counted {fio} bytes of {name}, the device completed {}{}",
+                device[d],
+                if exact {
+                    " (every I/O in whole sectors)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether every I/O of the job is in whole 512-byte sectors: its block sizes are, they are
+/// not `bs_unaligned`, and its offsets (aligned to `blockalign`, by default the smallest
+/// block) start in whole sectors.
+fn in_sectors(j: &JobSpec) -> bool {
+    let s = |n: u64| n.is_multiple_of(512);
+    // A percentage offset or increment is aligned to `offset_align`, else the smallest block.
+    let pct =
+        matches!(j.offset, blksim_job::SizeOrPct::PctMilli(_)) || j.offset_increment_pct.is_some();
+    let offset = match j.offset {
+        blksim_job::SizeOrPct::Bytes(o) => s(o),
+        blksim_job::SizeOrPct::PctMilli(_) => true,
+    };
+    !j.bs_unaligned
+        && offset
+        && s(j.offset_increment)
+        && (!pct || j.offset_align.is_none_or(s))
+        && j.bs
+            .iter()
+            .all(|b| s(b.min) && s(b.max) && b.split.iter().all(|p| s(p.bs)))
+        && j.blockalign.iter().all(|a| a.is_none_or(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +274,30 @@ mod tests {
         check_set(&bw, &r(2048 * 1024)).unwrap();
         let poisson = set("[a]\nrw=randread\nrate_iops=1000\nrate_process=poisson\n");
         check_set(&poisson, &r(2010 * 4096)).unwrap();
+    }
+
+    #[test]
+    fn fios_bytes_are_the_devices_and_at_most_them_out_of_whole_sectors() {
+        let r = |bytes: u64| {
+            serde_json::json!({
+                "jobs": [{"read": {"io_bytes": bytes}}],
+                "blksim": {"scheduler": "none", "io_errors": 0, "faults": {"injected": 0}},
+            })
+        };
+        let aligned = set("[a]\nrw=read\nbs=4k\n");
+        conserved_set(&aligned, &r(8192), [8192, 0, 0]).unwrap();
+        assert!(conserved_set(&aligned, &r(8192), [12288, 0, 0]).is_err());
+        assert!(conserved_set(&aligned, &r(8192), [4096, 0, 0]).is_err());
+        // Buffered I/O out of whole sectors: the device reads the blocks it touches.
+        for text in [
+            "[a]\nrw=read\nbs=1000\n",
+            "[a]\nrw=read\nbsrange=1k-8k\nbs_unaligned\n",
+            "[a]\nrw=read\nnumjobs=2\noffset_increment=15%\noffset_align=1\n",
+        ] {
+            let s = set(text);
+            conserved_set(&s, &r(8000), [8192, 0, 0]).unwrap();
+            assert!(conserved_set(&s, &r(8000), [7680, 0, 0]).is_err(), "{text}");
+        }
     }
 
     #[test]

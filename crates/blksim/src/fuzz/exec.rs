@@ -52,6 +52,7 @@ pub enum Kind {
     Cost,
     Little,
     Rate,
+    Bytes,
 }
 
 impl Kind {
@@ -72,6 +73,7 @@ impl Kind {
             Kind::Cost => "cost not proportional to events",
             Kind::Little => "fio's latencies need more I/Os in flight than iodepth (Little's law)",
             Kind::Rate => "a rated direction moved more bytes than its rate allows",
+            Kind::Bytes => "fio's bytes differ from the bytes the device completed",
         }
     }
 }
@@ -357,11 +359,22 @@ impl Runner {
         let own_requests = serde_json::from_slice::<Value>(&a.stdout)
             .map(|v| v["blksim"]["scheduler"] == "eraseblock")
             .unwrap_or(true);
-        if let Err(e) = super::trace::check(&cwd.join(TRACE_DIR), own_requests) {
-            return Ok(Verdict::Fail(Failure {
-                kind: Kind::Trace,
-                detail: format!("{e} (the second run's --blktrace={TRACE_DIR})"),
-            }));
+        let device = match super::trace::check(&cwd.join(TRACE_DIR), own_requests) {
+            Ok(d) => d,
+            Err(e) => {
+                return Ok(Verdict::Fail(Failure {
+                    kind: Kind::Trace,
+                    detail: format!("{e} (the second run's --blktrace={TRACE_DIR})"),
+                }))
+            }
+        };
+        if let Ok(v) = serde_json::from_slice::<Value>(&a.stdout) {
+            if let Err(e) = super::bounds::conserved(case, &v, device) {
+                return Ok(Verdict::Fail(Failure {
+                    kind: Kind::Bytes,
+                    detail: format!("{e} (the second run's --blktrace={TRACE_DIR})"),
+                }));
+            }
         }
         let wall = a.wall.min(b.wall);
         let budget = self.cost.budget(first.events);

@@ -7,7 +7,7 @@
 //! when the elevator makes requests of its own, which have no bio (eraseblock's gap reads and
 //! combined writes): a trace does not tell them apart.
 
-use blksim_trace::Action;
+use blksim_trace::{Action, Op};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -35,7 +35,9 @@ fn rank(a: Action) -> u8 {
 }
 
 /// Check the trace in `dir`; `own_requests`: the elevator makes requests without bios.
-pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
+/// Returns the bytes of the requests that completed without an error, per direction (read,
+/// write, discard).
+pub fn check(dir: &Path, own_requests: bool) -> Result<[u64; 3], String> {
     let dev = devname(dir)?;
     let mut events = blksim_trace::read_trace_checked(dir, &dev).map_err(|e| e.to_string())?;
     events.sort_by_key(|e| (e.time_ns, rank(e.action)));
@@ -45,6 +47,7 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
     let mut at: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     // Sectors with a failed completion, which the count below cannot pair with an issue.
     let mut failed = BTreeSet::new();
+    let mut done = [0u64; 3];
     for e in &events {
         // Empty flushes are the flush machinery's own requests. A failed completion may
         // have had no issue (a request the driver refused before `blk_mq_start_request`,
@@ -77,6 +80,12 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
             Action::Complete => {
                 *issued -= 1;
                 *queued = queued.saturating_sub(1);
+                match e.op {
+                    Op::Read => done[0] += u64::from(e.bytes),
+                    Op::Write => done[1] += u64::from(e.bytes),
+                    Op::Discard => done[2] += u64::from(e.bytes),
+                    Op::Flush => {}
+                }
             }
             _ => {}
         }
@@ -88,16 +97,20 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<(), String> {
             "sector {sector}: issued (D) {n} more time(s) than it completed (C) by the end"
         ));
     }
-    Ok(())
+    Ok(done)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blksim_trace::{BlktraceWriter, Op, TraceEvent};
+    use blksim_trace::{BlktraceWriter, TraceEvent};
 
     /// Write `events` (time, action, sector, error) on CPU 0 and check them.
-    fn checked(name: &str, events: &[(u64, Action, u64, i16)], own: bool) -> Result<(), String> {
+    fn checked(
+        name: &str,
+        events: &[(u64, Action, u64, i16)],
+        own: bool,
+    ) -> Result<[u64; 3], String> {
         let dir =
             std::env::temp_dir().join(format!("blksim-fztrace-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -126,7 +139,8 @@ mod tests {
             (4, D, 8, 0),
             (5, C, 8, 0),
         ];
-        assert_eq!(checked("ok", &ok, false), Ok(()));
+        // One read of 4096 bytes completed.
+        assert_eq!(checked("ok", &ok, false), Ok([4096, 0, 0]));
         let again = [
             (1, Q, 8, 0),
             (2, D, 8, 0),
@@ -135,7 +149,7 @@ mod tests {
             (5, D, 8, 0),
             (6, C, 8, 0),
         ];
-        assert_eq!(checked("again", &again, false), Ok(()));
+        checked("again", &again, false).unwrap();
         // Issued and never completed.
         assert!(checked("lost", &again[..5], false)
             .unwrap_err()
@@ -146,16 +160,16 @@ mod tests {
             .unwrap_err()
             .contains("issued (D)"));
         let own = [(2, D, 8, 0), (4, C, 8, 0)];
-        assert_eq!(checked("own", &own, true), Ok(()));
+        checked("own", &own, true).unwrap();
         // Completed before its issue; a failed completion may have had none.
         let done_early = [(1, Q, 8, 0), (2, C, 8, 0), (3, D, 8, 0)];
         assert!(checked("c", &done_early, false)
             .unwrap_err()
             .contains("completed (C)"));
         let refused = [(1, Q, 8, 0), (2, C, 8, -5)];
-        assert_eq!(checked("eio", &refused, false), Ok(()));
+        checked("eio", &refused, false).unwrap();
         // A failed completion leaves its sector's issues uncounted at the end.
         let failed = [(1, Q, 8, 0), (2, D, 8, 0), (3, C, 8, -5)];
-        assert_eq!(checked("failed", &failed, false), Ok(()));
+        checked("failed", &failed, false).unwrap();
     }
 }
