@@ -170,7 +170,7 @@ pub struct IoErrorRecord {
     pub sync: bool,
     pub offset: u64,
     pub len: u64,
-    /// The errno that stopped the job.
+    /// The io_u's errno.
     pub errno: i32,
     /// fio adds "first direct IO errored" (`td_io_queue`): the job's first I/O of its
     /// direction, on a synchronous engine, refused with EINVAL under O_DIRECT.

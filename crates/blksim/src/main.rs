@@ -515,7 +515,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
             );
         }
     }
-    // fio's `__io_u_log_error` for the error that stopped each job.
+    // fio's `__io_u_log_error` for each failed io_u it did not ignore (the first stopped its
+    // job).
     let dev = setup::devname(&profile);
     // Then `td_io_queue`'s hint for a refused first O_DIRECT I/O, and the thread's exit line
     // (`td_verror`'s text), which fio prints on stdout; here on stderr, to keep the report

@@ -248,8 +248,8 @@ pub(crate) struct Task {
     /// fio's `io_issues` per direction (read, write, trim).
     pub(crate) issued_dir: [u64; 3],
     /// O_DIRECT's alignment, the device's logical block size (`blkdev_dio_unaligned`); 0 for
-    /// buffered I/O, which blksim sends to the device as the sectors it touches (no page
-    /// cache).
+    /// buffered I/O, which blksim sends to the device as the logical blocks it touches (no
+    /// page cache).
     pub(crate) dio_align: u64,
     pub(crate) null_engine: bool,
     /// fio's null engine at `iodepth` > 1 queues io_us (syncs too) until a commit completes
