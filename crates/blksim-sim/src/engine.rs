@@ -147,6 +147,8 @@ pub struct TaskResult {
     pub end_ns: Ns,
     /// fio's error state at the end (`td->error`, `total_err_count`, `first_error`).
     pub error: i32,
+    /// Where fio's `td_verror` set `error`: [`VERROR_IO_U`] or [`VERROR_QUEUE`].
+    pub error_site: &'static str,
     pub total_err_count: u64,
     pub first_error: i32,
     /// Malformed trace lines passed over with `replay_skip_bad`, and the first one's error.
@@ -172,8 +174,11 @@ pub struct IoErrorRecord {
     pub len: u64,
     /// The io_u's errno.
     pub errno: i32,
-    /// fio adds "first direct IO errored" (`td_io_queue`): the job's first I/O of its
-    /// direction, on a synchronous engine, refused with EINVAL under O_DIRECT.
+    /// fio prints its `io_u error` line: not for an error its queue call returned
+    /// ([`VERROR_QUEUE`]).
+    pub logged: bool,
+    /// fio adds "first direct IO errored" (`td_io_queue`): the job's first I/O, refused with
+    /// EINVAL at its queue call under O_DIRECT.
     pub first_direct: bool,
 }
 
@@ -184,6 +189,13 @@ pub const EIO: i32 = 5;
 pub const EINVAL: i32 = 22;
 /// fio's other non-fatal errno (`__NON_FATAL_ERR`).
 pub const EILSEQ: i32 = 84;
+/// `td_verror`'s place for an io_u error fio logs when it completes the io_u
+/// (`__io_u_log_error`, io_u.c in 3.33).
+pub const VERROR_IO_U: &str = "file:io_u.c:1876, func=io_u error";
+/// `td_verror`'s place for an error the engine's queue call returned, which fio does not log
+/// as an io_u error: a trim (every engine issues it synchronously, `do_io_u_trim`) or a sync
+/// other than io_uring's (`do_io_u_sync`).
+pub const VERROR_QUEUE: &str = "file:ioengines.c:399, func=td_io_queue";
 
 /// Everything a run produced.
 pub struct SimOutput {
@@ -603,6 +615,7 @@ impl Sim {
                 in_verify: false,
                 continue_on_error: spec.continue_on_error,
                 error: job_failure.as_ref().map_or(0, |f| f.errno),
+                error_site: VERROR_IO_U,
                 total_err_count: 0,
                 first_error: 0,
             });
@@ -896,6 +909,7 @@ impl Sim {
                 setup_failure: t.setup_failure,
                 setup_failed: t.setup_failed,
                 error: t.error,
+                error_site: t.error_site,
                 total_err_count: t.total_err_count,
                 first_error: t.first_error,
                 spec: t.spec,

@@ -584,16 +584,18 @@ pub fn build_report(
         jr.elapsed_sec = elapsed_sec;
         jr.eta = eta;
         jr.steadystate = t.steadystate.clone();
-        // fio's `__show_run_stats`: a fatal error with the `td_verror` text of `io_u error`
-        // (io_u.c:1876 in 3.33), or, with continue_on_error, the first counted error and the
-        // empty `verror` a non-fatal error leaves.
+        // fio's `__show_run_stats`: a fatal error with the `td_verror` text of where it was
+        // set (`io_u error`, io_u.c:1876 in 3.33, or `td_io_queue`, ioengines.c:399), or,
+        // with continue_on_error, the first counted error and the empty `verror` a non-fatal
+        // error leaves.
         jr.continue_on_error = spec.continue_on_error != 0;
         jr.total_err_count = t.total_err_count;
         jr.first_error = t.first_error;
         if t.error != 0 {
             jr.error = t.error;
             jr.verror = format!(
-                "file:io_u.c:1876, func=io_u error, error={}",
+                "{}, error={}",
+                t.error_site,
                 blksim_report::report::strerror(t.error)
             );
         } else if jr.continue_on_error && t.first_error != 0 {

@@ -524,10 +524,12 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     for e in &out.fatal_errors {
         let dir = if e.sync { "sync" } else { e.ddir.name() };
         let text = blksim_report::report::strerror(e.errno);
-        eprintln!(
-            "fio: io_u error on file /dev/{dev}: {text}: {dir} offset={}, buflen={}",
-            e.offset, e.len
-        );
+        if e.logged {
+            eprintln!(
+                "fio: io_u error on file /dev/{dev}: {text}: {dir} offset={}, buflen={}",
+                e.offset, e.len
+            );
+        }
         if e.first_direct {
             eprintln!(
                 "fio: first direct IO errored. File system may not support direct IO, or \
@@ -539,9 +541,9 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     stopped.sort_unstable();
     stopped.dedup();
     for t in stopped {
-        let errno = out.tasks[t].error;
+        let (errno, site) = (out.tasks[t].error, out.tasks[t].error_site);
         eprintln!(
-            "fio: pid={}, err={errno}/file:io_u.c:1876, func=io_u error, error={}",
+            "fio: pid={}, err={errno}/{site}, error={}",
             blksim_report::report::FAKE_PID_BASE + t as i32,
             blksim_report::report::strerror(errno)
         );

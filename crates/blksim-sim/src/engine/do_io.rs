@@ -417,7 +417,10 @@ impl Sim {
             });
             task.pending.push(id);
             task.issued += 1;
-            task.issued_dir[io.ddir.idx()] += 1;
+            // fio's `io_issues`, which a verify phase's reads leave alone (IO_U_F_VER_LIST).
+            if !task.in_verify {
+                task.issued_dir[io.ddir.idx()] += 1;
+            }
             self.ios_issued += 1;
             task.think_issued += 1;
             if io.ddir == Ddir::Write {
@@ -938,16 +941,22 @@ impl Sim {
             return;
         }
         // fio logs every io_u it reaps with an error it does not ignore (`io_u_log_error`),
-        // and the first one's stops the job.
+        // and the first one's stops the job. An error the engine's queue call returned (a
+        // trim; a sync on an engine that issues it synchronously) is not logged as an io_u:
+        // `io_queue_event` clears the io_u and `td_io_queue` sets the job's error.
+        let at_queue = io.ddir == Ddir::Trim || (io.is_sync() && !task.async_fsync);
         if task.error == 0 {
             task.error = io.errno;
+            task.error_site = if at_queue { VERROR_QUEUE } else { VERROR_IO_U };
         }
-        // fio's `td_io_queue` hint: the first I/O of its direction refused by an O_DIRECT
-        // open, as a synchronous engine sees it at once.
+        // fio's `td_io_queue` hint when the engine's queue call returned the EINVAL (a
+        // synchronous engine, or an async one's trim, which it issues synchronously:
+        // FIO_ASYNCIO_SYNC_TRIM) for the first I/O under O_DIRECT. fio counts that first by
+        // `io_issues[ddir & 1]`, so a trim looks at the reads' count.
         let first_direct = io.errno == EINVAL
             && task.dio_align > 0
-            && task.is_sync_engine
-            && task.issued_dir[io.ddir.idx()] == 1;
+            && (task.is_sync_engine || io.ddir == Ddir::Trim)
+            && task.issued_dir[io.ddir.idx() & 1] == 1;
         self.fatal_errors.push(IoErrorRecord {
             task: t,
             ddir: io.ddir,
@@ -956,6 +965,7 @@ impl Sim {
             len: io.len,
             errno: io.errno,
             first_direct,
+            logged: !at_queue,
         });
         task.deadline_hit = true;
     }

@@ -280,6 +280,8 @@ pub(crate) struct Task {
     /// errno) and the count of non-fatal ones (`total_err_count`, `first_error`).
     pub(crate) continue_on_error: u8,
     pub(crate) error: i32,
+    /// Where fio set `error` (`VERROR_IO_U`, `VERROR_QUEUE`).
+    pub(crate) error_site: &'static str,
     pub(crate) total_err_count: u64,
     pub(crate) first_error: i32,
 }
