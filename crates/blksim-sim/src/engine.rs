@@ -595,6 +595,7 @@ impl Sim {
                 number_ios_cfg: spec.effective_number_ios(),
                 issued: 0,
                 issued_dir: [0; 3],
+                sync_trim: None,
                 dio_align: if spec.direct { lbs } else { 0 },
                 null_engine,
                 null_queued: null_engine && spec.iodepth > 1,

@@ -357,6 +357,18 @@ impl Sim {
                 self.queue_sync(t, now, kind);
                 continue;
             }
+            // An async engine's trim is a synchronous ioctl inside its queue hook, which
+            // answers FIO_Q_BUSY while io_us are queued (`fio_libaio_queue`): those are
+            // committed first, before the trim's own checks. I/O already in flight goes on.
+            if io.ddir == Ddir::Trim
+                && !task.is_sync_engine
+                && !task.null_engine
+                && !task.pending.is_empty()
+            {
+                task.held = Some(io);
+                self.commit(t, now);
+                continue;
+            }
             // Replay: not before the log's time for this I/O.
             if let Some(due) = task.replay_due {
                 if now < due {
@@ -400,6 +412,7 @@ impl Sim {
                 self.null_busy_reap(t, now);
             }
             let task = &mut self.tasks[t];
+            let sync_trim = io.ddir == Ddir::Trim && !task.is_sync_engine && !task.null_engine;
             if let Some(l) = task.iolog.as_mut() {
                 // `log_io_u`, with `io_ddir_name`.
                 l.io(now, io.ddir.name(), io.offset, io.len);
@@ -433,6 +446,12 @@ impl Sim {
             if task.in_verify {
                 task.verify_ios += 1;
                 task.verify_bytes += io.len;
+            }
+            if sync_trim {
+                task.sync_trim = Some(id);
+                task.wait = Wait::SyncInFlight;
+                self.commit(t, now);
+                return;
             }
             let full = task.in_flight + task.pending.len() as u32 >= task.depth;
             if task.pending.len() as u32 >= task.batch_submit || full {
@@ -478,7 +497,13 @@ impl Sim {
         }
         task.stats.record_submit(now, n);
         task.in_flight += n;
-        let issue = if task.is_sync_engine { entered } else { now };
+        // A synchronous trim's too (`td_io_queue` stamps it before the queue hook when
+        // `async_ioengine_sync_trim`).
+        let issue = if task.is_sync_engine || task.sync_trim.is_some() {
+            entered
+        } else {
+            now
+        };
         // fio's `last_issue`, which a replayed log's gaps count from, is the issue stamp: a
         // sync engine's from before its syscall (`td_io_queue`); an async engine's is moved
         // to when its submit call returns (`end_commit`).
@@ -703,7 +728,7 @@ impl Sim {
     pub(super) fn end_commit(&mut self, t: usize) {
         let now = self.clk;
         let task = &mut self.tasks[t];
-        if !task.is_sync_engine {
+        if !task.is_sync_engine && task.sync_trim.is_none() {
             for i in 0..task.commit_batch.len() {
                 let id = task.commit_batch[i];
                 if let Some(io) = task.ious.try_get_mut(id) {
@@ -764,6 +789,20 @@ impl Sim {
     pub(super) fn reap(&mut self, t: usize, now: Ns) {
         self.tasks[t].reap_scheduled = false;
         self.start_dsync_flushes(t, now);
+        // A task inside a synchronous trim returns from it before it reaps anything else;
+        // the trim is accounted as any io_u (`io_queue_event` → `io_completed`).
+        if let Some(trim) = self.tasks[t].sync_trim {
+            let task = &mut self.tasks[t];
+            let Some(pos) = task.completed.iter().position(|&id| id == trim) else {
+                return;
+            };
+            task.completed.remove(pos);
+            task.completed.insert(0, trim);
+            task.sync_trim = None;
+            task.wait = Wait::None;
+            self.reap_n(t, now, 1);
+            self.pump(t, now);
+        }
         // A task inside a synchronous fsync returns from it before it reaps anything else.
         if self.tasks[t].wait == Wait::SyncInFlight {
             let task = &mut self.tasks[t];
@@ -797,8 +836,11 @@ impl Sim {
             // A task asleep on a tag in its submit syscall cannot reap; on an SQPOLL ring it
             // is the SQ thread that sleeps, and fio goes on reaping the completion ring (it
             // queues nothing new until the thread is back: `pump` waits for the submission).
+            // Nor can one inside a synchronous fsync or trim (the pump just above may have
+            // entered one): it reaps when the call returns.
             if task.completed.is_empty()
                 || (task.in_syscall == InSyscall::AsleepOnTag && !task.path.sqpoll)
+                || task.wait == Wait::SyncInFlight
             {
                 return;
             }
@@ -941,10 +983,13 @@ impl Sim {
             return;
         }
         // fio logs every io_u it reaps with an error it does not ignore (`io_u_log_error`),
-        // and the first one's stops the job. An error the engine's queue call returned (a
-        // trim; a sync on an engine that issues it synchronously) is not logged as an io_u:
-        // `io_queue_event` clears the io_u and `td_io_queue` sets the job's error.
-        let at_queue = io.ddir == Ddir::Trim || (io.is_sync() && !task.async_fsync);
+        // and the first one's stops the job. An error the engine's queue call returned is
+        // not logged as an io_u: `io_queue_event` clears the io_u and `td_io_queue` sets the
+        // job's error. That is a trim's (`do_io_u_trim`, every engine) and a sync's on
+        // libaio and posixaio (`do_io_u_sync` in their queue hooks); the sync engines' syncs
+        // go through `fio_io_end`, which logs them, and io_uring's complete as events.
+        let at_queue = io.ddir == Ddir::Trim
+            || (io.is_sync() && !task.is_sync_engine && !task.async_fsync);
         if task.error == 0 {
             task.error = io.errno;
             task.error_site = if at_queue { VERROR_QUEUE } else { VERROR_IO_U };

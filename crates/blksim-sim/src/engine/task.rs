@@ -14,7 +14,8 @@ pub(crate) enum Wait {
     /// The queue is full: reap down to `iodepth_low` (`wait_for_completions`), at least
     /// `iodepth_batch_complete_min` at a time.
     QueueFull,
-    /// Inside a synchronous fsync/fdatasync (`do_io_u_sync`), until it returns.
+    /// Inside a synchronous fsync/fdatasync (`do_io_u_sync`), or an async engine's
+    /// synchronous trim (`do_io_u_trim`, [`Task::sync_trim`]), until it returns.
     SyncInFlight,
 }
 
@@ -245,6 +246,10 @@ pub(crate) struct Task {
     pub(crate) number_ios: u64,
     pub(crate) number_ios_cfg: u64,
     pub(crate) issued: u64,
+    /// The trim an async engine is issuing synchronously inside its queue hook
+    /// (FIO_ASYNCIO_SYNC_TRIM: libaio, io_uring and posixaio call `do_io_u_trim`, a
+    /// BLKDISCARD ioctl, and return FIO_Q_COMPLETED): the task waits in it.
+    pub(crate) sync_trim: Option<u32>,
     /// fio's `io_issues` per direction (read, write, trim).
     pub(crate) issued_dir: [u64; 3],
     /// O_DIRECT's alignment, the device's logical block size (`blkdev_dio_unaligned`); 0 for
