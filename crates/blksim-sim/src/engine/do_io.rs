@@ -988,8 +988,8 @@ impl Sim {
         // job's error. That is a trim's (`do_io_u_trim`, every engine) and a sync's on
         // libaio and posixaio (`do_io_u_sync` in their queue hooks); the sync engines' syncs
         // go through `fio_io_end`, which logs them, and io_uring's complete as events.
-        let at_queue = io.ddir == Ddir::Trim
-            || (io.is_sync() && !task.is_sync_engine && !task.async_fsync);
+        let at_queue =
+            io.ddir == Ddir::Trim || (io.is_sync() && !task.is_sync_engine && !task.async_fsync);
         if task.error == 0 {
             task.error = io.errno;
             task.error_site = if at_queue { VERROR_QUEUE } else { VERROR_IO_U };

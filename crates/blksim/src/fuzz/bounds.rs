@@ -132,8 +132,8 @@ fn rate(job: &Value, j: &JobSpec) -> Result<(), String> {
 /// trims, summed over its jobs, against the bytes of the requests the trace shows completing
 /// without an error (`device`: read, write, discard). blksim has no page cache, so a job's
 /// every byte goes to the device once, merged or split: the same bytes when every I/O is in
-/// whole sectors, at least as many when a buffered I/O is not (the device reads or writes the
-/// blocks it touches). Left out: fio's null engine (no device), `ramp_time` (its I/Os are
+/// whole logical blocks, at least as many when a buffered I/O is not (the device reads or
+/// writes the blocks it touches). Left out: fio's null engine (no device), `ramp_time` (its I/Os are
 /// served but not counted), eraseblock (its gap reads and combined writes are the
 /// elevator's own), runs with I/O errors or injected faults, and a power cut (after it the
 /// job reads back what survived, which fio does not count).
@@ -153,11 +153,12 @@ fn conserved_set(set: &JobSet, report: &Value, device: [u64; 3]) -> Result<(), S
         || b["scheduler"] == "eraseblock"
         || b["power_cut"].is_object()
         || b["io_errors"].as_u64() != Some(0)
-        || b["faults"]["injected"].as_u64() != Some(0);
+        // Only the MMC profiles report `blksim.faults`.
+        || b["faults"]["injected"].as_u64().unwrap_or(0) != 0;
     if skip {
         return Ok(());
     }
-    let exact = set.jobs.iter().all(in_sectors);
+    let exact = set.jobs.iter().all(in_blocks);
     let jobs = report["jobs"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     for (d, name) in DIRS[..3].iter().enumerate() {
         let fio: u64 = jobs
@@ -169,7 +170,7 @@ fn conserved_set(set: &JobSet, report: &Value, device: [u64; 3]) -> Result<(), S
                 "fio's jobs counted {fio} bytes of {name}, the device completed {}{}",
                 device[d],
                 if exact {
-                    " (every I/O in whole sectors)"
+                    " (every I/O in whole 4 KiB blocks)"
                 } else {
                     ""
                 }
@@ -179,11 +180,12 @@ fn conserved_set(set: &JobSet, report: &Value, device: [u64; 3]) -> Result<(), S
     Ok(())
 }
 
-/// Whether every I/O of the job is in whole 512-byte sectors: its block sizes are, they are
-/// not `bs_unaligned`, and its offsets (aligned to `blockalign`, by default the smallest
-/// block) start in whole sectors.
-fn in_sectors(j: &JobSpec) -> bool {
-    let s = |n: u64| n.is_multiple_of(512);
+/// Whether every I/O of the job is in whole logical blocks of any device (4 KiB, the largest
+/// logical block a profile may set): its block sizes are, they are not `bs_unaligned`, its
+/// offsets (aligned to `blockalign`, by default the smallest block) start on one, and no
+/// strided zone or `rw=...:N` gap moves them off it.
+fn in_blocks(j: &JobSpec) -> bool {
+    let s = |n: u64| n.is_multiple_of(4096);
     // A percentage offset or increment is aligned to `offset_align`, else the smallest block.
     let pct =
         matches!(j.offset, blksim_job::SizeOrPct::PctMilli(_)) || j.offset_increment_pct.is_some();
@@ -192,6 +194,8 @@ fn in_sectors(j: &JobSpec) -> bool {
         blksim_job::SizeOrPct::PctMilli(_) => true,
     };
     !j.bs_unaligned
+        && j.zonemode == blksim_job::ZoneMode::None
+        && j.rw_seq_skip == 0
         && offset
         && s(j.offset_increment)
         && (!pct || j.offset_align.is_none_or(s))
@@ -277,20 +281,25 @@ mod tests {
     }
 
     #[test]
-    fn fios_bytes_are_the_devices_and_at_most_them_out_of_whole_sectors() {
+    fn fios_bytes_are_the_devices_and_at_most_them_out_of_whole_blocks() {
+        // A report of a device without `blksim.faults` (only the MMC profiles have it).
         let r = |bytes: u64| {
             serde_json::json!({
                 "jobs": [{"read": {"io_bytes": bytes}}],
-                "blksim": {"scheduler": "none", "io_errors": 0, "faults": {"injected": 0}},
+                "blksim": {"scheduler": "none", "io_errors": 0},
             })
         };
         let aligned = set("[a]\nrw=read\nbs=4k\n");
         conserved_set(&aligned, &r(8192), [8192, 0, 0]).unwrap();
         assert!(conserved_set(&aligned, &r(8192), [12288, 0, 0]).is_err());
         assert!(conserved_set(&aligned, &r(8192), [4096, 0, 0]).is_err());
-        // Buffered I/O out of whole sectors: the device reads the blocks it touches.
+        // Out of whole blocks of a 4 KiB device, or moved off them: the device reads the
+        // blocks the I/O touches.
         for text in [
             "[a]\nrw=read\nbs=1000\n",
+            "[a]\nrw=read\nbs=512\n",
+            "[a]\nrw=read\nbs=4k\nzonemode=strided\nzonesize=64k\nzoneskip=37\n",
+            "[a]\nrw=read:3k\nbs=4k\n",
             "[a]\nrw=read\nbsrange=1k-8k\nbs_unaligned\n",
             "[a]\nrw=read\nnumjobs=2\noffset_increment=15%\noffset_align=1\n",
         ] {

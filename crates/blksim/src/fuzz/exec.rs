@@ -21,7 +21,8 @@
 //!    same `blksim.event_digest`);
 //! 5. the blktrace files are time ordered per CPU, no request is issued before a bio was
 //!    queued at its sector, none completes before it was issued, and every one issued has
-//!    completed by the end ([`super::trace`]);
+//!    completed by the end ([`super::trace`]), and the bytes fio counted are the ones the
+//!    trace shows the device completing ([`super::bounds::conserved`]);
 //! 6. wall time (the faster of the two runs) is at most `A + B × events`.
 
 use super::case::{Case, FAKE_TIME};
@@ -69,7 +70,7 @@ impl Kind {
             Kind::TooManyIos => "more I/Os than the job file allows",
             Kind::FioKeys => "JSON key paths differ from fio's",
             Kind::Nondeterministic => "two runs of the same case differ",
-            Kind::Trace => "blktrace out of time order, or a request issued or completed too early",
+            Kind::Trace => "blktrace out of time order, a request issued or completed too early, or one never completed",
             Kind::Cost => "cost not proportional to events",
             Kind::Little => "fio's latencies need more I/Os in flight than iodepth (Little's law)",
             Kind::Rate => "a rated direction moved more bytes than its rate allows",
