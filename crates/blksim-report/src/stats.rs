@@ -567,6 +567,18 @@ impl JobStats {
     /// A completed fsync/fdatasync (`add_sync_clat_sample`). `fsync` counts it in
     /// `total_io_u[DDIR_SYNC]`, which fio's `sync.total_ios` shows; an fdatasync
     /// (`DDIR_DATASYNC`) adds only its latency.
+    /// A sync that ended with an error: counted when queued (`td_io_queue`: `total_io_u`
+    /// of DDIR_SYNC), with no latency.
+    pub fn record_sync_failed(&mut self, now_ns: u64, fsync: bool) {
+        if !self.counting(now_ns) {
+            if let Some(r) = self.ramp_tally(now_ns) {
+                r.sync_total_ios += fsync as u64;
+            }
+            return;
+        }
+        self.sync_total_ios += fsync as u64;
+    }
+
     pub fn record_sync(&mut self, now_ns: u64, lat_ns: u64, fsync: bool) {
         if !self.counting(now_ns) {
             if let Some(r) = self.ramp_tally(now_ns) {

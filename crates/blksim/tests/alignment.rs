@@ -131,3 +131,26 @@ fn direct_io_and_trims_need_the_devices_logical_block() {
         }
     }
 }
+
+/// A refused write on an O_SYNC file returns at once: `generic_write_sync` (the flush that
+/// follows a synchronous engine's write) runs only after data was written.
+#[test]
+fn a_refused_osync_write_sends_no_flush() {
+    let (v, err, code) = blksim(&[
+        "run",
+        "--device=emmc-hbg4a2",
+        "--name=a",
+        "--rw=write",
+        "--bs=1000",
+        "--direct=1",
+        "--sync=1",
+        "--size=100k",
+    ]);
+    assert_eq!(
+        (code, &v["jobs"][0]["error"]),
+        (Some(1), &22.into()),
+        "{err}"
+    );
+    assert_eq!(v["blksim"]["bios"]["submitted"], 0);
+    assert_eq!(v["blksim"]["diskstats"]["flush_ios"], 0);
+}

@@ -234,6 +234,28 @@ fn card_removal_and_continue_on_error() {
         failed <= total && failed + merges >= total,
         "{failed} {merges} {total}"
     );
+    // fsyncs too: every one queued is in sync.total_ios, failed or not (64 writes of 4 KiB,
+    // an fsync after each but the last).
+    let mut syncs = base[..2].to_vec();
+    syncs.extend([
+        "--name=s",
+        "--rw=write",
+        "--size=256k",
+        "--fsync=1",
+        "--continue_on_error=all",
+        "--set=card.fault_removed_ns=1ms",
+    ]);
+    let (v, _) = json(&syncs);
+    let j = &v["jobs"][0];
+    assert_eq!(
+        (u(&j["write"]["total_ios"]), u(&j["sync"]["total_ios"])),
+        (64, 63)
+    );
+    assert!(
+        u(&j["total_err"]) > 64,
+        "writes and syncs failed: {}",
+        j["total_err"]
+    );
     // Only read errors tolerated: the first write error stops the job.
     let mut reads = base.to_vec();
     reads.push("--continue_on_error=read");

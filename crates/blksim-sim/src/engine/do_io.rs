@@ -824,6 +824,9 @@ impl Sim {
             // a job whose syncs keep failing would ask for a sync again and again.
             task.last_was_sync = true;
             if io.errno != 0 {
+                if !io.is_end_fsync() && !(self.power_cut.is_some() && io.errno == EIO) {
+                    task.stats.record_sync_failed(now, !io.is_datasync());
+                }
                 self.io_error(t, &io);
             } else if !io.is_end_fsync() {
                 task.stats
@@ -902,8 +905,13 @@ impl Sim {
             } else if io.errno != 0 {
                 // fio's `io_completed` sets `last_was_sync` before it looks at the error.
                 task.last_was_sync = io.is_sync();
+                // fio counted it when it queued it (`td_io_queue`), an fsync among the syncs
+                // (not the end-of-job one, queued while TD_FSYNCING).
                 if io.is_sync() {
                     task.end_sync_wait();
+                    if !io.is_end_fsync() && !(cut && io.errno == EIO) {
+                        task.stats.record_sync_failed(now, !io.is_datasync());
+                    }
                 } else if !(cut && io.errno == EIO) {
                     task.stats.record_failed(io.ddir.idx(), now);
                 }

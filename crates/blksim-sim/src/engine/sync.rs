@@ -128,7 +128,9 @@ impl Sim {
             let task = &mut self.tasks[t];
             let id = task.completed[i];
             let io = task.ious.get_mut(id);
-            if io.is_sync() || io.dsync_flush || io.ddir != Ddir::Write {
+            // A failed write returns at once: `generic_write_sync` runs only after data
+            // was written (`ret > 0`).
+            if io.is_sync() || io.dsync_flush || io.ddir != Ddir::Write || io.errno != 0 {
                 i += 1;
                 continue;
             }
