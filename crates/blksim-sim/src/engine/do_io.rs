@@ -824,7 +824,9 @@ impl Sim {
             // a job whose syncs keep failing would ask for a sync again and again.
             task.last_was_sync = true;
             if io.errno != 0 {
-                if !io.is_end_fsync() && !(self.power_cut.is_some() && io.errno == EIO) {
+                // Counted when queued, as in `reap_n`.
+                let lost = self.power_cut.is_some() && io.errno == EIO;
+                if !(io.is_end_fsync() || lost) {
                     task.stats.record_sync_failed(now, !io.is_datasync());
                 }
                 self.io_error(t, &io);
@@ -905,14 +907,16 @@ impl Sim {
             } else if io.errno != 0 {
                 // fio's `io_completed` sets `last_was_sync` before it looks at the error.
                 task.last_was_sync = io.is_sync();
-                // fio counted it when it queued it (`td_io_queue`), an fsync among the syncs
-                // (not the end-of-job one, queued while TD_FSYNCING).
+                // fio counted it when it queued it (`td_io_queue`), an fsync among the syncs;
+                // not the end-of-job fsync (queued while TD_FSYNCING), nor an io_u lost with
+                // the machine at a power cut.
+                let lost = cut && io.errno == EIO;
                 if io.is_sync() {
                     task.end_sync_wait();
-                    if !io.is_end_fsync() && !(cut && io.errno == EIO) {
+                    if !(io.is_end_fsync() || lost) {
                         task.stats.record_sync_failed(now, !io.is_datasync());
                     }
-                } else if !(cut && io.errno == EIO) {
+                } else if !lost {
                     task.stats.record_failed(io.ddir.idx(), now);
                 }
                 failed.push(io);
