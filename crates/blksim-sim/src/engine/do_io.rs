@@ -803,8 +803,10 @@ impl Sim {
             self.reap_n(t, now, 1);
             self.pump(t, now);
         }
-        // A task inside a synchronous fsync returns from it before it reaps anything else.
-        if self.tasks[t].wait == Wait::SyncInFlight {
+        // A task inside a synchronous fsync returns from it before it reaps anything else
+        // (not one inside a trim the pump above entered: an io_uring fsync may be among the
+        // completions).
+        if self.tasks[t].wait == Wait::SyncInFlight && self.tasks[t].sync_trim.is_none() {
             let task = &mut self.tasks[t];
             let Some(pos) = task
                 .completed
