@@ -344,6 +344,12 @@ impl Sim {
     ) -> Result<Sim, RunError> {
         let capacity_bytes = driver.capacity_sectors() << 9;
         let lbs = u64::from(queue.lim.logical_block_size.max(1));
+        // The drivers refuse any other (`blk_validate_block_size`); the submit path masks.
+        if !lbs.is_power_of_two() {
+            return Err(RunError::Profile(format!(
+                "logical block size {lbs} is not a power of two"
+            )));
+        }
         if capacity_bytes == 0 {
             return Err(RunError::Profile("device has zero capacity".into()));
         }

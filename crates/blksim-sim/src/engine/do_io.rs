@@ -575,9 +575,10 @@ impl Sim {
             // The logical blocks the bytes touch: exactly the I/O for direct I/O, which is
             // aligned; a buffered I/O's partial blocks too, which the page cache would have
             // to read.
-            let lbs = self.lbs;
-            let sector0 = (io.offset / lbs * lbs) >> 9;
-            let total_sectors = (((io.offset + io.len).div_ceil(lbs) * lbs) >> 9)
+            // (The logical block size is a power of two: masks, not divisions, on this path.)
+            let mask = self.lbs - 1;
+            let sector0 = (io.offset & !mask) >> 9;
+            let total_sectors = (((io.offset + io.len + mask) & !mask) >> 9)
                 .saturating_sub(sector0)
                 .max(1);
             let parts = total_sectors.div_ceil(max_part_sectors) as u32;
@@ -753,7 +754,8 @@ impl Sim {
         } else {
             self.tasks[t].dio_align
         };
-        align > 1 && !(io.offset.is_multiple_of(align) && io.len.is_multiple_of(align))
+        // Logical block sizes are powers of two.
+        align > 1 && (io.offset | io.len) & (align - 1) != 0
     }
 
     pub(super) fn bio_done(&mut self, token: u64, st: BlkStatus, now: Ns) {
