@@ -572,7 +572,9 @@ impl Sim {
                 syncs_out: 0,
                 number_ios_by_syncs: false,
                 sync_io: spec.sync_io,
-                async_fsync: spec.ioengine.name() == "io_uring",
+                // io_uring queues an fsync as an SQE; posixaio as `aio_fsync` (fio 3.33 on
+                // Linux has CONFIG_POSIXAIO_FSYNC).
+                async_fsync: matches!(spec.ioengine.name(), "io_uring" | "posixaio"),
                 end_fsync: spec.end_fsync,
                 end_fsync_done: false,
                 pass_seen: 1,
@@ -602,6 +604,7 @@ impl Sim {
                 issued: 0,
                 issued_dir: [0; 3],
                 sync_trim: None,
+                trim_drains: spec.ioengine.name() == "posixaio",
                 dio_align: if spec.direct { lbs } else { 0 },
                 null_engine,
                 null_queued: null_engine && spec.iodepth > 1,
@@ -1046,9 +1049,15 @@ impl Sim {
                 let min_evts = task.complete_min.max(1).min(task.in_flight) as usize;
                 // A polling task (hipri, or fio on an SQPOLL ring) never slept: it finds the
                 // completions itself.
-                let wakes = task.wait == Wait::QueueFull
+                // One asleep in a synchronous fsync or trim is switched in when it returns.
+                let returns = task.wait == Wait::SyncInFlight
+                    && match task.sync_trim {
+                        Some(id) => task.completed.contains(&id),
+                        None => task.completed.iter().any(|&id| task.ious.get(id).is_sync()),
+                    };
+                let wakes = (task.wait == Wait::QueueFull && task.completed.len() >= min_evts
+                    || returns)
                     && task.in_syscall == InSyscall::No
-                    && task.completed.len() >= min_evts
                     && !task.polled
                     && !task.path.sqpoll;
                 // The time it spun is its own CPU time: fio's sys when it polls the device in

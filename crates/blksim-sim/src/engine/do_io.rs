@@ -358,15 +358,22 @@ impl Sim {
                 continue;
             }
             // An async engine's trim is a synchronous ioctl inside its queue hook, which
-            // answers FIO_Q_BUSY while io_us are queued (`fio_libaio_queue`): those are
-            // committed first, before the trim's own checks. I/O already in flight goes on.
+            // answers FIO_Q_BUSY while io_us are queued (`fio_libaio_queue`,
+            // `fio_ioring_queue`), or for posixaio while any is unreaped (`pd->queued`): fio
+            // commits, reaps (`wait_for_completions`) and tries again, before the trim's own
+            // checks.
             if io.ddir == Ddir::Trim
                 && !task.is_sync_engine
                 && !task.null_engine
-                && !task.pending.is_empty()
+                && (!task.pending.is_empty() || (task.trim_drains && task.in_flight > 0))
             {
                 task.held = Some(io);
-                self.commit(t, now);
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                }
+                if self.busy_wait(t, now) {
+                    return;
+                }
                 continue;
             }
             // Replay: not before the log's time for this I/O.
@@ -604,7 +611,8 @@ impl Sim {
                 Ddir::Write => Op::Write,
                 Ddir::Trim => Op::Discard,
             };
-            let mut fl = if self.tasks[t].polled {
+            // A trim is an ioctl, never polled.
+            let mut fl = if self.tasks[t].polled && io.ddir != Ddir::Trim {
                 flags::REQ_POLLED
             } else {
                 0
@@ -742,6 +750,26 @@ impl Sim {
             }
         }
         task.commit_batch.clear();
+    }
+
+    /// `do_io` after FIO_Q_BUSY (and the commit it does): with io_us in flight the task
+    /// reaps a round (`wait_for_completions`: at least `iodepth_batch_complete_min`, down to
+    /// `iodepth_low`) before it tries the io_u again. Returns whether the task now waits.
+    pub(super) fn busy_wait(&mut self, t: usize, now: Ns) -> bool {
+        let task = &mut self.tasks[t];
+        if task.in_syscall != InSyscall::No {
+            // Asleep in the commit: it goes on from there.
+            return true;
+        }
+        if task.in_flight == 0 {
+            return false;
+        }
+        task.wait = Wait::QueueFull;
+        if !task.completed.is_empty() && !task.reap_scheduled {
+            task.reap_scheduled = true;
+            self.evq.push(now, Ev::TaskReap(t as u32));
+        }
+        true
     }
 
     /// Whether the syscall refuses `io` before any bio (EINVAL): O_DIRECT needs its offset

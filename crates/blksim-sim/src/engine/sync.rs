@@ -160,6 +160,11 @@ impl Sim {
             if self.tasks[t].in_syscall != InSyscall::No {
                 return false;
             }
+            // libaio answered the sync FIO_Q_BUSY (`fio_libaio_queue`: `ld->queued`): fio
+            // reaps a round before it tries again.
+            if !self.tasks[t].async_fsync && self.busy_wait(t, now) {
+                return false;
+            }
         }
         let now = now.max(self.clk);
         self.issue_sync(t, now, kind);

@@ -250,6 +250,9 @@ pub(crate) struct Task {
     /// (FIO_ASYNCIO_SYNC_TRIM: libaio, io_uring and posixaio call `do_io_u_trim`, a
     /// BLKDISCARD ioctl, and return FIO_Q_COMPLETED): the task waits in it.
     pub(crate) sync_trim: Option<u32>,
+    /// posixaio answers a trim FIO_Q_BUSY while any io_u is unreaped (`pd->queued` counts
+    /// until `fio_posixaio_getevents`), not only while some are uncommitted.
+    pub(crate) trim_drains: bool,
     /// fio's `io_issues` per direction (read, write, trim).
     pub(crate) issued_dir: [u64; 3],
     /// O_DIRECT's alignment, the device's logical block size (`blkdev_dio_unaligned`); 0 for
