@@ -286,6 +286,17 @@ impl IoEngine {
     pub fn file_ref_per_io(&self) -> bool {
         matches!(self, IoEngine::Async(_))
     }
+    /// The engine queues an fsync as it queues I/O: io_uring as an `IORING_OP_FSYNC` SQE,
+    /// posixaio through `aio_fsync` (fio 3.33 on Linux has CONFIG_POSIXAIO_FSYNC). The others
+    /// call fsync(2) inside their queue hook (`do_io_u_sync`) and the job waits in it.
+    pub fn queues_fsync(&self) -> bool {
+        matches!(self, IoEngine::Async("io_uring" | "posixaio"))
+    }
+    /// The engine answers a trim FIO_Q_BUSY while any io_u is unreaped, not only while some
+    /// are uncommitted: posixaio's `pd->queued` counts io_us until `fio_posixaio_getevents`.
+    pub fn trim_waits_for_reaps(&self) -> bool {
+        matches!(self, IoEngine::Async("posixaio"))
+    }
 }
 
 /// fio's io_uring engine options (`struct ioring_options`, `engines/io_uring.c`): what the

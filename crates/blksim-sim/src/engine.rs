@@ -572,9 +572,7 @@ impl Sim {
                 syncs_out: 0,
                 number_ios_by_syncs: false,
                 sync_io: spec.sync_io,
-                // io_uring queues an fsync as an SQE; posixaio as `aio_fsync` (fio 3.33 on
-                // Linux has CONFIG_POSIXAIO_FSYNC).
-                async_fsync: matches!(spec.ioengine.name(), "io_uring" | "posixaio"),
+                async_fsync: spec.ioengine.queues_fsync(),
                 end_fsync: spec.end_fsync,
                 end_fsync_done: false,
                 pass_seen: 1,
@@ -604,7 +602,7 @@ impl Sim {
                 issued: 0,
                 issued_dir: [0; 3],
                 sync_trim: None,
-                trim_drains: spec.ioengine.name() == "posixaio",
+                trim_drains: spec.ioengine.trim_waits_for_reaps(),
                 dio_align: if spec.direct { lbs } else { 0 },
                 null_engine,
                 null_queued: null_engine && spec.iodepth > 1,
