@@ -1,4 +1,5 @@
-//! Closed-form bounds on fio's report that hold whatever the device does.
+//! Closed-form bounds on fio's report that hold whatever the device does, and its balance
+//! with the bytes the device completed.
 //!
 //! **Little's law.** The I/Os a job has in flight never outnumber its `iodepth`, so the
 //! latencies it reports add up to at most `iodepth × runtime`. fio stamps an io_u's
@@ -20,6 +21,9 @@
 //! the `iodepth` issued before the ramp's reset and counted after it. Left out: poisson
 //! gaps (random by design), a verify phase (its reads and trims are not rated) and a
 //! grouped report (its entry sums jobs of different rates).
+//!
+//! **The bytes.** What fio counted is what the device served, as the trace shows it
+//! ([`conserved`]).
 
 use super::case::Case;
 use blksim_job::{IoEngine, JobSet, JobSpec};
