@@ -564,30 +564,31 @@ impl JobStats {
         self.dir[ddir].drop_ios += 1;
     }
 
-    /// A completed fsync/fdatasync (`add_sync_clat_sample`). `fsync` counts it in
-    /// `total_io_u[DDIR_SYNC]`, which fio's `sync.total_ios` shows; an fdatasync
-    /// (`DDIR_DATASYNC`) adds only its latency.
     /// A sync that ended with an error: counted when queued (`td_io_queue`: `total_io_u`
     /// of DDIR_SYNC), with no latency.
     pub fn record_sync_failed(&mut self, now_ns: u64, fsync: bool) {
-        if !self.counting(now_ns) {
-            if let Some(r) = self.ramp_tally(now_ns) {
-                r.sync_total_ios += fsync as u64;
-            }
-            return;
-        }
-        self.sync_total_ios += fsync as u64;
+        self.count_sync(now_ns, fsync);
     }
 
-    pub fn record_sync(&mut self, now_ns: u64, lat_ns: u64, fsync: bool) {
+    /// Count a sync queued (an fsync in `sync.total_ios`, the ramp's tally during the ramp);
+    /// whether the stats are counting.
+    fn count_sync(&mut self, now_ns: u64, fsync: bool) -> bool {
         if !self.counting(now_ns) {
             if let Some(r) = self.ramp_tally(now_ns) {
                 r.sync_total_ios += fsync as u64;
             }
-            return;
+            return false;
         }
         self.sync_total_ios += fsync as u64;
-        if !self.opts.disable_clat {
+        true
+    }
+
+    /// A completed fsync/fdatasync (`add_sync_clat_sample`). `fsync` counts it in
+    /// `total_io_u[DDIR_SYNC]`, which fio's `sync.total_ios` shows; an fdatasync
+    /// (`DDIR_DATASYNC`) adds only its latency.
+    pub fn record_sync(&mut self, now_ns: u64, lat_ns: u64, fsync: bool) {
+        // Counted as any sync queued, then its latency.
+        if self.count_sync(now_ns, fsync) && !self.opts.disable_clat {
             self.sync.add(lat_ns);
         }
     }

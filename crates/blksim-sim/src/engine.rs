@@ -164,6 +164,18 @@ pub struct TaskResult {
     pub draw_failure: Option<(&'static str, u32)>,
 }
 
+impl TaskResult {
+    /// fio's `td_verror` text for the job's error: where it was set and `strerror`, as the
+    /// report's `err=` and the thread's exit line print it.
+    pub fn verror(&self) -> String {
+        format!(
+            "{}, error={}",
+            self.error_site,
+            blksim_report::report::strerror(self.error)
+        )
+    }
+}
+
 /// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IoErrorRecord {

@@ -593,11 +593,7 @@ pub fn build_report(
         jr.first_error = t.first_error;
         if t.error != 0 {
             jr.error = t.error;
-            jr.verror = format!(
-                "{}, error={}",
-                t.error_site,
-                blksim_report::report::strerror(t.error)
-            );
+            jr.verror = t.verror();
         } else if jr.continue_on_error && t.first_error != 0 {
             jr.error = t.first_error;
         }

@@ -541,11 +541,11 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     stopped.sort_unstable();
     stopped.dedup();
     for t in stopped {
-        let (errno, site) = (out.tasks[t].error, out.tasks[t].error_site);
         eprintln!(
-            "fio: pid={}, err={errno}/{site}, error={}",
+            "fio: pid={}, err={}/{}",
             blksim_report::report::FAKE_PID_BASE + t as i32,
-            blksim_report::report::strerror(errno)
+            out.tasks[t].error,
+            out.tasks[t].verror()
         );
     }
     let wall = wall_clock();
