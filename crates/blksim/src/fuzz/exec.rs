@@ -356,10 +356,12 @@ impl Runner {
                 detail,
             }));
         }
-        // eraseblock makes requests of its own (gap reads, combined writes), with no bio.
-        let own_requests = serde_json::from_slice::<Value>(&a.stdout)
-            .map(|v| v["blksim"]["scheduler"] == "eraseblock")
-            .unwrap_or(true);
+        // The report, which `classify` found to parse. eraseblock makes requests of its own
+        // (gap reads, combined writes), with no bio.
+        let report = serde_json::from_slice::<Value>(&a.stdout).ok();
+        let own_requests = report
+            .as_ref()
+            .is_none_or(|v| v["blksim"]["scheduler"] == "eraseblock");
         let device = match super::trace::check(&cwd.join(TRACE_DIR), own_requests) {
             Ok(d) => d,
             Err(e) => {
@@ -369,8 +371,8 @@ impl Runner {
                 }))
             }
         };
-        if let Ok(v) = serde_json::from_slice::<Value>(&a.stdout) {
-            if let Err(e) = super::bounds::conserved(case, &v, device) {
+        if let Some(v) = &report {
+            if let Err(e) = super::bounds::conserved(case, v, device) {
                 return Ok(Verdict::Fail(Failure {
                     kind: Kind::Bytes,
                     detail: format!("{e} (the second run's --blktrace={TRACE_DIR})"),
