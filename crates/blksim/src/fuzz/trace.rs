@@ -3,7 +3,7 @@
 //! per-CPU relay buffer and `bt->sequence`; the writer orders what the simulation gives it,
 //! so this checks the writer); a request is issued (`D`) only after a bio was queued (`Q`) at
 //! its sector, completes (`C`) only after it was issued, and every request issued has
-//! completed by the end of the run. The first of these is left out
+//! completed by the end of the run. The issue-after-queue check is left out
 //! when the elevator makes requests of its own, which have no bio (eraseblock's gap reads and
 //! combined writes): a trace does not tell them apart.
 
@@ -56,8 +56,9 @@ pub fn check(dir: &Path, own_requests: bool) -> Result<[u64; 3], String> {
         // is left out, which only leaves the check weaker at its sector.
         if e.action == Action::Complete && e.error != 0 {
             failed.insert(e.sector);
+            continue;
         }
-        if e.bytes == 0 || (e.action == Action::Complete && e.error != 0) {
+        if e.bytes == 0 {
             continue;
         }
         let (queued, issued) = at.entry(e.sector).or_default();
