@@ -153,6 +153,8 @@ pub struct TaskResult {
     pub first_error: i32,
     /// Malformed trace lines passed over with `replay_skip_bad`, and the first one's error.
     pub replay_skipped: (u64, Option<String>),
+    /// What the replay left out as fio does (`IologReader::notes`), for stderr.
+    pub replay_notes: Vec<String>,
     /// The steady-state check's window and verdict (`steadystate_duration` set).
     pub steadystate: Option<blksim_report::SteadyStateReport>,
     /// fio's message for a job it could not set up, which ran without I/O.
@@ -924,6 +926,7 @@ impl Sim {
                         (n, e.map(String::from))
                     })
                     .unwrap_or_default(),
+                replay_notes: t.replay.as_ref().map(|r| r.notes()).unwrap_or_default(),
                 steadystate: t.ss.as_ref().map(|s| s.report()),
                 draw_failure: t.draw_failure,
                 setup_failure: t.setup_failure,

@@ -5,10 +5,11 @@
 //! Every I/O line gives the next io_u's direction, offset and length. Version 3 lines carry
 //! a time in µs; fio holds each I/O until the recorded gap since the previous line has
 //! passed since its last issue (`delay_since_ttime`, scaled by `100 / replay_time_scale`,
-//! none with `replay_no_stall`). A version 2 `wait` waits until that many µs since the start.
+//! none with `replay_no_stall`). A version 2 `wait` waits until that many ms since the run began.
 //! File lines (`add`, `open`, `close`) name files; the simulation has one device, so they
 //! only pass their gap on. Offsets are divided by `replay_scale` and aligned down to
-//! `replay_align`. `sync` and `datasync` lines are flushes (fsync, fdatasync).
+//! `replay_align`. `sync` and `datasync` lines are flushes (fsync, fdatasync). `trim` lines
+//! are dropped after their time is taken, as `read_iolog2` drops them ("bad ddir").
 //!
 //! Traces other tools write — the ASCII traces MQSim and DiskSim read, the MSR Cambridge
 //! CSV traces, blkparse's text output — are recognised from their content too
@@ -36,7 +37,7 @@ pub struct ReplayIo {
     /// Version 3: ns that must pass since the previous I/O's issue (fio's `ipo->delay`
     /// net of the time since `last_issue`). Version 2 `wait`: see [`ReplayIo::at_ns`].
     pub gap_ns: u64,
-    /// Version 2 `wait`: not before this many ns after the job's start.
+    /// Version 2 `wait`: not before this many ns after the run's start (fio's genesis).
     pub at_ns: Option<u64>,
 }
 
@@ -48,6 +49,8 @@ pub struct ReplayOpts {
     pub scale: u64,
     pub align: u64,
     /// `replay_skip`: bit `Ddir as usize` for read, write and trim, `REPLAY_SKIP_SYNC`.
+    /// Applied to blktrace files and other tools' traces; a fio iolog ignores it, as fio
+    /// 3.33's `read_iolog2` does.
     pub skip: u8,
     /// `replay_skip_bad`: pass over malformed lines of a text trace, counting them.
     pub skip_bad: bool,
@@ -87,7 +90,8 @@ pub struct IologReader {
     last_ttime: u64,
     /// Gap carried from file lines to the next I/O (µs, unscaled).
     carry_us: u64,
-    pending_wait_us: Option<u64>,
+    /// A version 2 `wait`'s time, ms since the run began, for the next I/O.
+    pending_wait_ms: Option<u64>,
     buf: String,
     /// A foreign trace's first line, read to recognise the format.
     pending: Option<String>,
@@ -96,6 +100,9 @@ pub struct IologReader {
     /// Malformed lines passed over (`skip_bad`), and the first one's error.
     skipped: u64,
     first_bad: Option<String>,
+    /// Trim lines of a fio iolog, which fio does not replay, and the first one's line.
+    trims_dropped: u64,
+    first_trim_line: usize,
 }
 
 /// How `read_iolog` names its files: one path, or several joined by `:` (a blktrace
@@ -298,12 +305,14 @@ impl IologReader {
             opts,
             last_ttime: 0,
             carry_us: 0,
-            pending_wait_us: None,
+            pending_wait_ms: None,
             buf: String::new(),
             pending,
             recorded: Outstanding::default(),
             skipped: 0,
             first_bad: None,
+            trims_dropped: 0,
+            first_trim_line: 0,
         }
     }
 
@@ -515,6 +524,30 @@ impl IologReader {
         (self.skipped, self.first_bad.as_deref())
     }
 
+    /// What the replay left out of a fio iolog as fio 3.33 does, for stderr: its trim
+    /// lines, and `replay_skip`, which fio applies to blktrace replays only.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.is_fio_log() && self.opts.skip != 0 {
+            notes.push(format!(
+                "{}: replay_skip is not applied to a fio iolog: fio 3.33 applies it to blktrace replays only",
+                self.name
+            ));
+        }
+        if self.trims_dropped > 0 {
+            notes.push(format!(
+                "{}:{}: {} trim line(s) not replayed: fio 3.33's read_iolog replays no trims (\"bad ddir: 2\")",
+                self.name, self.first_trim_line, self.trims_dropped
+            ));
+        }
+        notes
+    }
+
+    /// A fio iolog (version 2 or 3), read as fio's `read_iolog2` reads it.
+    fn is_fio_log(&self) -> bool {
+        self.blktrace.is_none() && self.foreign.is_none()
+    }
+
     fn next_io_strict(&mut self) -> Result<Option<ReplayIo>, String> {
         if self.blktrace.is_some() || self.foreign.is_some() {
             loop {
@@ -562,9 +595,6 @@ impl IologReader {
                 "read" => Some(Ddir::Read),
                 "write" => Some(Ddir::Write),
                 "trim" => Some(Ddir::Trim),
-                "sync" | "datasync" if self.opts.skip & blksim_job::REPLAY_SKIP_SYNC != 0 => {
-                    continue
-                }
                 "sync" | "datasync" => {
                     let gap = gap_us
                         .saturating_add(std::mem::take(&mut self.carry_us))
@@ -574,7 +604,10 @@ impl IologReader {
                             datasync: act == "datasync",
                         },
                         gap_ns: gap,
-                        at_ns: self.pending_wait_us.take().map(|u| u.saturating_mul(1000)),
+                        at_ns: self
+                            .pending_wait_ms
+                            .take()
+                            .map(|m| m.saturating_mul(1_000_000)),
                     }));
                 }
                 "add" | "open" | "close" => {
@@ -582,8 +615,17 @@ impl IologReader {
                     continue;
                 }
                 "wait" if self.version == 2 => {
-                    let at = num(args.first().copied().unwrap_or(""), "wait time")?;
-                    self.pending_wait_us = Some(at);
+                    // fio's read_iolog2 takes a line of four fields only ("bad iolog2"
+                    // otherwise), and read_iolog_get waits until the offset field's
+                    // milliseconds since the run began (`mtime_since_genesis`); HOWTO's
+                    // "microseconds relative to the previous wait" is not what it does.
+                    if args.len() < 2 {
+                        return Err(self.bad("wait needs a time (ms) and a length"));
+                    }
+                    let at = num(args[0], "wait time")?;
+                    if !self.opts.no_stall {
+                        self.pending_wait_ms = Some(at);
+                    }
                     continue;
                 }
                 "wait" => {
@@ -593,9 +635,6 @@ impl IologReader {
                 other => return Err(self.bad(&format!("unknown action '{other}'"))),
             };
             let Some(ddir) = ddir else { continue };
-            if self.opts.skips_ddir(ddir) {
-                continue;
-            }
             if args.len() < 2 {
                 return Err(self.bad(&format!("{act} needs an offset and a length")));
             }
@@ -604,6 +643,16 @@ impl IologReader {
             if len == 0 {
                 return Err(self.bad(&format!("{act} of length 0")));
             }
+            if ddir == Ddir::Trim {
+                // fio's read_iolog2 takes a trim's time (io_log_last_ttime) and then
+                // drops it ("bad ddir: 2"): its gap is not waited. fio's write_iolog
+                // writes trims, but no version of fio to date replays them.
+                self.trims_dropped += 1;
+                if self.first_trim_line == 0 {
+                    self.first_trim_line = self.line_no;
+                }
+                continue;
+            }
             offset = self.shape(offset);
             let gap = gap_us
                 .saturating_add(std::mem::take(&mut self.carry_us))
@@ -611,7 +660,10 @@ impl IologReader {
             return Ok(Some(ReplayIo {
                 op: ReplayOp::Io(IoU { ddir, offset, len }),
                 gap_ns: gap,
-                at_ns: self.pending_wait_us.take().map(|u| u.saturating_mul(1000)),
+                at_ns: self
+                    .pending_wait_ms
+                    .take()
+                    .map(|m| m.saturating_mul(1_000_000)),
             }));
         }
     }
@@ -903,13 +955,13 @@ mod tests {
             let e = r.next_io().err().unwrap();
             assert!(e.starts_with(want), "{e}");
         }
-        // Version 2: no times; `wait` sets a time since the start.
+        // Version 2: no times; `wait` sets a time since the run's start, in ms.
         let mut r = reader(
             "fio version 2 iolog\nf add\nf wait 500 0\nf read 0 512\n",
             OPTS,
         )
         .unwrap();
         let a = r.next_io().unwrap().unwrap();
-        assert_eq!((a.gap_ns, a.at_ns), (0, Some(500_000)));
+        assert_eq!((a.gap_ns, a.at_ns), (0, Some(500_000_000)));
     }
 }

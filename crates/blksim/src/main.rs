@@ -508,6 +508,9 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                 eprintln!("{m}");
             }
         }
+        for note in &t.replay_notes {
+            eprintln!("blksim: {}: {note}", t.name);
+        }
         if let (n @ 1.., Some(first)) = (t.replay_skipped.0, &t.replay_skipped.1) {
             eprintln!(
                 "blksim: {}: replay_skip_bad: {n} malformed trace lines passed over (the first: {first})",

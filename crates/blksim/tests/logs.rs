@@ -583,6 +583,93 @@ fn bad_iologs_are_located_errors() {
     }
 }
 
+/// A fio iolog replays as fio 3.33's `read_iolog2` and `read_iolog_get` replay it, checked
+/// against the real fio on its null engine: trim lines are dropped ("bad ddir: 2") after
+/// their time is taken, `replay_skip` is not applied (fio reads it for blktrace files only),
+/// and a version 2 `wait` holds the next I/O until that many milliseconds since the run began.
+#[test]
+fn fio_iologs_replay_as_fio_reads_them() {
+    let d = tmpdir("fiolines");
+    std::fs::write(
+        d.join("v3.iolog"),
+        "fio version 3 iolog\n0 f add\n0 f open\n0 f read 0 4096\n100000 f trim 8192 4096\n\
+         200000 f write 16384 4096\n300000 f read 4096 4096\n300000 f close\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("v2.iolog"),
+        "fio version 2 iolog\nf add\nf open\nf read 0 4096\nf trim 8192 4096\n\
+         f wait 400 0\nf write 16384 4096\nf sync 0 0\nf close\n",
+    )
+    .unwrap();
+    // (total_ios read, write, trim, sync; job_runtime ms)
+    let counts = |v: &Value| -> (Vec<u64>, u64) {
+        let j = &v["jobs"][0];
+        let n = ["read", "write", "trim", "sync"]
+            .iter()
+            .map(|k| j[k]["total_ios"].as_u64().unwrap())
+            .collect();
+        (n, j["job_runtime"].as_u64().unwrap())
+    };
+    for (log, extra) in [
+        ("v3.iolog", None),
+        ("v3.iolog", Some("--replay_skip=write,read")),
+        ("v2.iolog", None),
+    ] {
+        let mut args = vec![
+            "--name=r",
+            "--ioengine=null",
+            "--size=1m",
+            "--output-format=json",
+        ];
+        let rl = format!("--read_iolog={log}");
+        args.push(&rl);
+        args.extend(extra);
+        let o = Command::new("fio")
+            .current_dir(&d)
+            .args(&args)
+            .output()
+            .unwrap_or_else(|e| panic!("real fio: {e}; {INSTALL}"));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("bad ddir: 2"));
+        let (fio_n, fio_ms) = counts(&serde_json::from_slice(&o.stdout).unwrap());
+        let mut a = vec!["run"];
+        a.extend(&args);
+        let bo = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .current_dir(&d)
+            .args(&a)
+            .output()
+            .unwrap();
+        assert!(
+            bo.status.success(),
+            "{}",
+            String::from_utf8_lossy(&bo.stderr)
+        );
+        let (n, ms) = counts(&serde_json::from_slice(&bo.stdout).unwrap());
+        assert_eq!(n, fio_n, "{log} {extra:?}");
+        let e = String::from_utf8_lossy(&bo.stderr);
+        assert!(
+            e.contains(&format!("{log}:5: 1 trim line(s) not replayed")),
+            "{e}"
+        );
+        assert_eq!(
+            e.contains("replay_skip is not applied"),
+            extra.is_some(),
+            "{e}"
+        );
+        if log == "v3.iolog" {
+            // The trim's 100 ms are not waited: 200 ms in all, not 300.
+            assert_eq!((n, ms), (vec![2, 1, 0, 0], 200), "{log} {extra:?}");
+            assert!((195..=260).contains(&fio_ms), "fio: {fio_ms} ms");
+        } else {
+            // fio's genesis comes a little before its job starts; the simulated job
+            // starts with the run.
+            assert_eq!((n, ms), (vec![1, 1, 0, 1], 400));
+            assert!((250..=400).contains(&fio_ms), "fio: {fio_ms} ms");
+        }
+    }
+}
+
 /// `blksim replay TRACE`: a summary of the trace on stderr (counts, bytes, sizes, span,
 /// footprint, recorded rate), then the trace replayed as one job at its recorded pace.
 #[test]

@@ -264,7 +264,9 @@ impl Sim {
                     match next {
                         Ok(Some(x)) => {
                             let due = match x.at_ns {
-                                Some(at) => task.start_ns.saturating_add(at),
+                                // Since the run began: fio's genesis, set as
+                                // run_threads starts the first jobs.
+                                Some(at) => at,
                                 None => task.last_issue.saturating_add(x.gap_ns),
                             };
                             task.replay_due = (x.gap_ns > 0 || x.at_ns.is_some()).then_some(due);
