@@ -166,7 +166,7 @@ fn seeds(dir: &Path) -> Vec<(PathBuf, bool)> {
         (
             "v2.iolog",
             "fio version 2 iolog\n/dev/nullb0 add\n/dev/nullb0 open\n/dev/nullb0 read 0 4096\n\
-             /dev/nullb0 wait 100\n/dev/nullb0 write 8192 4096\n/dev/nullb0 sync 0 0\n\
+             /dev/nullb0 wait 100 0\n/dev/nullb0 write 8192 4096\n/dev/nullb0 sync 0 0\n\
              /dev/nullb0 trim 65536 65536\n/dev/nullb0 close\n"
                 .to_string(),
         ),
