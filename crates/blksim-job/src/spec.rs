@@ -855,6 +855,12 @@ impl JobSpec {
     /// that for `trimwrite`, whose `do_io` doubles it ("each byte is trimmed and then
     /// written").
     pub fn effective_number_ios(&self) -> u64 {
+        // A replayed log runs to its end: fio's `do_io` loops while the log has entries
+        // (`read_iolog_file && !flist_empty(&td->io_log_list)`) and only a replay's end,
+        // `runtime` or an error stop it, not `number_ios`.
+        if self.replay.file.is_some() {
+            return 0;
+        }
         let trimwrite = matches!(self.rw, RwPattern::TrimWrite | RwPattern::RandTrimWrite);
         self.number_ios
             .saturating_mul(self.loops.max(1) as u64)

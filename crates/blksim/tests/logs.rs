@@ -670,6 +670,56 @@ fn fio_iologs_replay_as_fio_reads_them() {
     }
 }
 
+/// A replay ends at the log's end, not at `number_ios`, and an I/O fetched before the
+/// runtime's end is issued when its time comes, after it: fio's `do_io` loops while the log
+/// has entries and checks the runtime before `get_io_u`, which sleeps in `iolog_delay`.
+/// Checked against the real fio on its null engine.
+#[test]
+fn replay_runs_past_number_ios_and_waits_past_the_runtime_as_fio() {
+    let d = tmpdir("replayend");
+    std::fs::write(
+        d.join("t.iolog"),
+        "fio version 3 iolog\n0 f add\n0 f open\n1000 f read 0 4096\n\
+         301000 f write 4096 4096\n601000 f read 8192 4096\n601000 f close\n",
+    )
+    .unwrap();
+    // The first record at a time above 0 starts the clock (fio's `delay_since_ttime`): the
+    // write is due at 300 ms, after the 10 ms runtime, and the read after it never fetched.
+    for (extra, want, (lo, hi)) in [
+        ("--number_ios=1", [2, 1], (600, 640)),
+        ("--runtime=10ms", [1, 1], (300, 340)),
+    ] {
+        let args = [
+            "--name=r",
+            "--ioengine=null",
+            "--size=1m",
+            "--read_iolog=t.iolog",
+            "--output-format=json",
+            extra,
+        ];
+        let o = Command::new("fio")
+            .current_dir(&d)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("real fio: {e}; {INSTALL}"));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut a = vec!["run"];
+        a.extend(args);
+        let ours = common::blksim_json(Some(&d), &a);
+        let fio: Value = serde_json::from_slice(&o.stdout).unwrap();
+        for (who, v) in [("fio", &fio), ("blksim", &ours)] {
+            let j = &v["jobs"][0];
+            let n = [
+                j["read"]["total_ios"].as_u64(),
+                j["write"]["total_ios"].as_u64(),
+            ];
+            assert_eq!(n, want.map(Some), "{who} {extra}");
+            let ms = j["job_runtime"].as_u64().unwrap();
+            assert!((lo..=hi).contains(&ms), "{who} {extra}: {ms} ms");
+        }
+    }
+}
+
 /// `blksim replay TRACE`: a summary of the trace on stderr (counts, bytes, sizes, span,
 /// footprint, recorded rate), then the trace replayed as one job at its recorded pace.
 #[test]

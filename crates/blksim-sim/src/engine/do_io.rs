@@ -47,14 +47,20 @@ impl Sim {
     }
 
     /// The task waits until `due` (a rate limit's or a replayed log's time for its next
-    /// I/O), or its deadline if sooner: what it prepared is committed first.
+    /// I/O), or its deadline if sooner: what it prepared is committed first. A replayed
+    /// I/O is waited for whatever the deadline: fio's `read_iolog_get` sleeps in
+    /// `iolog_delay` after `do_io` checked the runtime, and issues the I/O when it wakes.
     fn sleep_until(&mut self, t: usize, now: Ns, due: Ns) {
         self.tasks[t].wait = Wait::Sleeping;
         if !self.tasks[t].pending.is_empty() {
             self.commit(t, now);
         }
         let task = &mut self.tasks[t];
-        let wake = due.min(task.deadline.map(|d| task.start_ns + d).unwrap_or(Ns::MAX));
+        let deadline = match task.replay {
+            Some(_) => None,
+            None => task.deadline.map(|d| task.start_ns + d),
+        };
+        let wake = due.min(deadline.unwrap_or(Ns::MAX));
         task.sleep = (now, wake.max(now));
         self.evq.push(wake.max(now), Ev::TaskWake(t as u32));
     }
@@ -89,7 +95,11 @@ impl Sim {
                 }
             }
             let task = &mut self.tasks[t];
-            let stopping = task.deadline_hit || task.gen_done;
+            // A replayed I/O or flush fetched before the deadline and waiting for its time
+            // is issued first (`iolog_delay` inside `get_io_u`, see `sleep_until`).
+            let replay_fetched =
+                task.replay_due.is_some() && (task.held.is_some() || task.replay_sync.is_some());
+            let stopping = (task.deadline_hit || task.gen_done) && !replay_fetched;
             // `ramp_time_over`: the loop's first turn at or after the ramp's end.
             if !task.ramp_over && now >= task.stats.start_ns {
                 task.ramp_ended(now);
