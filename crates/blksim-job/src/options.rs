@@ -925,6 +925,11 @@ pub(crate) fn finalize(spec: &mut JobSpec) {
     if spec.time_based_asked && spec.runtime_ns == 0 {
         spec.notes.push(TIME_BASED_NOTE.to_string());
     }
+    // `fixup_options`: a replaying job writes no iolog.
+    if spec.write_iolog.is_some() && spec.replay.file.is_some() {
+        spec.write_iolog = None;
+        add_note(spec, "fio: read iolog overrides write_iolog".to_string());
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

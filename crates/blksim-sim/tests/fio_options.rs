@@ -88,6 +88,24 @@ fn time_based_without_runtime_runs_by_size() {
     assert!(out.tasks[0].stats.dir[0].total_ios > 1024);
 }
 
+/// A job that replays a log writes none: fio's `fixup_options` says "fio: read iolog
+/// overrides write_iolog" and drops `write_iolog` (fio 3.33 writes no file then).
+#[test]
+fn read_iolog_overrides_write_iolog() {
+    let j = jobs(&["--name=r", "--read_iolog=a.log", "--write_iolog=b.log"]);
+    assert_eq!(j.jobs[0].write_iolog, None);
+    assert!(
+        j.jobs[0]
+            .notes
+            .iter()
+            .any(|n| n == "fio: read iolog overrides write_iolog"),
+        "{:?}",
+        j.jobs[0].notes
+    );
+    let j = jobs(&["--name=w", "--write_iolog=b.log"]);
+    assert_eq!(j.jobs[0].write_iolog.as_deref(), Some("b.log"));
+}
+
 fn total_ios(args: &[&str]) -> u64 {
     let out = run(args, &["irqmode=2"]);
     out.tasks[0].stats.dir[0].total_ios
