@@ -432,6 +432,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     // ---- verify --------------------------------------------------------------------------
     m("verify", &[], T::Str, "0", C::Verify, "Verify data written", set_verify).vals(&VERIFY_VALUES),
     m("do_verify", &[], T::Bool, "1", C::Verify, "Run verification stage after write", set_do_verify),
+    m("verify_backlog", &[], T::Size, "", C::Verify, "Verify after this number of blocks are written", set_verify_backlog),
+    m("verify_backlog_batch", &[], T::Int, "", C::Verify, "Verify this number of IO blocks", set_verify_backlog_batch),
     // ---- accepted, not modelled (would change the workload in fio) ------------------------
     m("zonemode", &[], T::Str, "none", C::Size, "Mode for the zonesize, zonerange and zoneskip parameters (none or strided; zbd is an error)",
       set_zonemode),
@@ -633,8 +635,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("verify_dump", "Dump contents of good and bad blocks on failure"),
     ign("verify_async", "Number of async verifier threads to use"),
     ign("verify_async_cpus", "Set CPUs allowed for async verify threads"),
-    ign("verify_backlog", "Verify after this number of blocks are written"),
-    ign("verify_backlog_batch", "Verify this number of IO blocks"),
     ign("verify_state_save", "Save verify state on termination"),
     ign("verify_state_load", "Load verify state on start"),
     ign("verify_header_seed", "Verify the header seed used to generate the buffer contents"),
@@ -2315,6 +2315,21 @@ fn set_verify(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), St
 
 fn set_do_verify(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.do_verify = parse_bool(v)?;
+    Ok(())
+}
+
+/// `verify_backlog` (fio's FIO_OPT_STR_VAL: a count, suffixes allowed).
+fn set_verify_backlog(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.verify_backlog = parse_size(v, j.kb_base)?;
+    Ok(())
+}
+
+fn set_verify_backlog_batch(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.verify_backlog_batch = parse_uint(v, j.kb_base, u32::MAX as u64)?;
     Ok(())
 }
 

@@ -471,6 +471,10 @@ pub struct JobSpec {
     /// `verify=` method name (None = off) and `do_verify`.
     pub verify: Option<String>,
     pub do_verify: bool,
+    /// `verify_backlog`: verify after this many logged writes (0 = only after the writes),
+    /// and `verify_backlog_batch`: how many to verify then (0 = `verify_backlog`).
+    pub verify_backlog: u64,
+    pub verify_backlog_batch: u64,
     /// Options exactly as written (key, value) in order, for the JSON "job options" object.
     /// As fio's dump list (parse.c `add_to_dump_list`): the key is the option's canonical name
     /// (`timeout=60` is stored as `runtime`), the value is as written after `${VAR}` and keyword
@@ -737,6 +741,8 @@ impl Default for JobSpec {
             unified_rw_reporting: "none".into(),
             verify: None,
             do_verify: true,
+            verify_backlog: 0,
+            verify_backlog_batch: 0,
             raw_options: Vec::new(),
             set_at: Vec::new(),
             notes: Vec::new(),

@@ -37,11 +37,18 @@ pub fn has_verify_phase(spec: &JobSpec) -> bool {
 /// The writes a job logged for its verify phase.
 #[derive(Debug)]
 pub enum VerifyLog {
-    /// Issue order: the write generator as it was before the first I/O, and how many writes
-    /// were issued since.
-    Replay { gen: Box<IoGen>, writes: u64 },
-    /// Offset order, overlapping pieces replaced by the newer one: offset → length.
-    Sorted(BTreeMap<u64, u64>),
+    /// Issue order: the write generator as it was before the first I/O not yet read back,
+    /// how many writes were logged and not read back, how many were logged in all, and the
+    /// ones still in flight (their number in the log and their io_u), at most `iodepth`.
+    Replay {
+        gen: Box<IoGen>,
+        writes: u64,
+        logged: u64,
+        in_flight: Vec<(u64, u32)>,
+    },
+    /// Offset order, overlapping pieces replaced by the newer one: offset → (length, the
+    /// io_u while the write is in flight).
+    Sorted(BTreeMap<u64, (u64, Option<u32>)>),
 }
 
 impl VerifyLog {
@@ -57,36 +64,117 @@ impl VerifyLog {
             VerifyLog::Replay {
                 gen: Box::new(gen.clone()),
                 writes: 0,
+                logged: 0,
+                in_flight: Vec::new(),
             }
         } else {
             VerifyLog::Sorted(BTreeMap::new())
         }
     }
 
-    /// `log_io_piece`: a write was issued.
-    pub fn logged(&mut self, io: &IoU) {
+    /// `log_io_piece`: a write was issued as io_u `id` (in flight until
+    /// [`Self::completed`]).
+    pub fn logged(&mut self, io: &IoU, id: u32) {
         if io.ddir != Ddir::Write {
             return;
         }
         match self {
-            VerifyLog::Replay { writes, .. } => *writes += 1,
-            VerifyLog::Sorted(map) => {
-                let (s, e) = (io.offset, io.offset + io.len);
-                // Drop every logged piece the new one overlaps (fio's rbtree insert removes
-                // an overlapping entry and restarts).
-                let first = map
-                    .range(..s)
-                    .next_back()
-                    .filter(|&(&o, &l)| o + l > s)
-                    .map(|(&o, _)| o);
-                let overlapped: Vec<u64> = first
-                    .into_iter()
-                    .chain(map.range(s..e).map(|(&o, _)| o))
-                    .collect();
-                for o in overlapped {
-                    map.remove(&o);
+            VerifyLog::Replay {
+                writes,
+                logged,
+                in_flight,
+                ..
+            } => {
+                in_flight.push((*logged, id));
+                *logged += 1;
+                *writes += 1;
+            }
+            VerifyLog::Sorted(_) => {
+                self.drop_overlapped(io);
+                if let VerifyLog::Sorted(map) = self {
+                    map.insert(io.offset, (io.len, Some(id)));
                 }
-                map.insert(s, io.len);
+            }
+        }
+    }
+
+    /// The pieces a write about to be logged overlaps leave the offset-sorted log (fio's
+    /// rbtree insert removes each and restarts). They stay out if the write is then
+    /// requeued: FIO_Q_BUSY unlogs only the write itself (`unlog_io_piece`).
+    pub fn drop_overlapped(&mut self, io: &IoU) {
+        let VerifyLog::Sorted(map) = self else {
+            return;
+        };
+        if io.ddir != Ddir::Write {
+            return;
+        }
+        let (s, e) = (io.offset, io.offset + io.len);
+        let first = map
+            .range(..s)
+            .next_back()
+            .filter(|&(&o, &(l, _))| o + l > s)
+            .map(|(&o, _)| o);
+        let overlapped: Vec<u64> = first
+            .into_iter()
+            .chain(map.range(s..e).map(|(&o, _)| o))
+            .collect();
+        for o in overlapped {
+            map.remove(&o);
+        }
+    }
+
+    /// `io_completed`: the write io_u `id` at `offset` was reaped, so its piece may be read
+    /// back (IP_F_IN_FLIGHT cleared). fio also takes a failed write out of the log
+    /// (`unlog_io_piece`); the log here keeps it, and the oracle checks its read against
+    /// what the device holds.
+    pub fn completed(&mut self, id: u32, offset: u64) {
+        match self {
+            VerifyLog::Replay { in_flight, .. } => in_flight.retain(|&(_, i)| i != id),
+            VerifyLog::Sorted(map) => {
+                if let Some(e) = map.get_mut(&offset).filter(|e| e.1 == Some(id)) {
+                    e.1 = None;
+                }
+            }
+        }
+    }
+
+    /// fio's `io_hist_len`: pieces logged and not read back.
+    pub fn len(&self) -> u64 {
+        match self {
+            VerifyLog::Replay { writes, .. } => *writes,
+            VerifyLog::Sorted(map) => map.len() as u64,
+        }
+    }
+
+    /// `get_next_verify` during the writes (`verify_backlog`): the first piece as a read,
+    /// taken out of the log, unless its write is still in flight.
+    pub fn take_first(&mut self) -> Option<IoU> {
+        match self {
+            VerifyLog::Replay {
+                gen,
+                writes,
+                logged,
+                in_flight,
+            } => {
+                let head = *logged - *writes;
+                if *writes == 0 || in_flight.iter().any(|&(n, _)| n == head) {
+                    return None;
+                }
+                let read = next_write(gen)?;
+                *writes -= 1;
+                Some(read)
+            }
+            VerifyLog::Sorted(map) => {
+                let (&offset, &(len, id)) = map.first_key_value()?;
+                if id.is_some() {
+                    return None;
+                }
+                map.remove(&offset);
+                Some(IoU {
+                    ddir: Ddir::Read,
+                    offset,
+                    len,
+                })
             }
         }
     }
@@ -94,8 +182,21 @@ impl VerifyLog {
     /// The read-back, in fio's order.
     pub fn into_reads(self) -> VerifyReads {
         match self {
-            VerifyLog::Replay { gen, writes } => VerifyReads::Replay { gen, left: writes },
+            VerifyLog::Replay { gen, writes, .. } => VerifyReads::Replay { gen, left: writes },
             VerifyLog::Sorted(map) => VerifyReads::Sorted(map.into_iter()),
+        }
+    }
+}
+
+/// The write generator's next write, as the read that verifies it.
+fn next_write(gen: &mut IoGen) -> Option<IoU> {
+    loop {
+        let io = gen.next()?;
+        if io.ddir == Ddir::Write {
+            return Some(IoU {
+                ddir: Ddir::Read,
+                ..io
+            });
         }
     }
 }
@@ -104,7 +205,7 @@ impl VerifyLog {
 #[derive(Debug)]
 pub enum VerifyReads {
     Replay { gen: Box<IoGen>, left: u64 },
-    Sorted(std::collections::btree_map::IntoIter<u64, u64>),
+    Sorted(std::collections::btree_map::IntoIter<u64, (u64, Option<u32>)>),
 }
 
 impl Iterator for VerifyReads {
@@ -113,19 +214,13 @@ impl Iterator for VerifyReads {
     fn next(&mut self) -> Option<IoU> {
         match self {
             VerifyReads::Replay { gen, left } => {
-                while *left > 0 {
-                    let io = gen.next()?;
-                    if io.ddir == Ddir::Write {
-                        *left -= 1;
-                        return Some(IoU {
-                            ddir: Ddir::Read,
-                            ..io
-                        });
-                    }
+                if *left == 0 {
+                    return None;
                 }
-                None
+                *left -= 1;
+                next_write(gen)
             }
-            VerifyReads::Sorted(it) => it.next().map(|(offset, len)| IoU {
+            VerifyReads::Sorted(it) => it.next().map(|(offset, (len, _))| IoU {
                 ddir: Ddir::Read,
                 offset,
                 len,
@@ -151,14 +246,14 @@ mod tests {
     fn sorted_log_replaces_overlapped_pieces() {
         let mut log = VerifyLog::Sorted(BTreeMap::new());
         for io in [w(8192, 4096), w(0, 4096), w(2048, 4096), w(16384, 4096)] {
-            log.logged(&io);
+            log.logged(&io, 0);
         }
         let reads: Vec<(u64, u64)> = log.into_reads().map(|r| (r.offset, r.len)).collect();
         // [2048, 6144) replaced [0, 4096).
         assert_eq!(reads, vec![(2048, 4096), (8192, 4096), (16384, 4096)]);
         let mut log = VerifyLog::Sorted(BTreeMap::new());
         for io in [w(8192, 4096), w(0, 4096), w(4096, 8192)] {
-            log.logged(&io);
+            log.logged(&io, 0);
         }
         let reads: Vec<(u64, u64)> = log.into_reads().map(|r| (r.offset, r.len)).collect();
         // [4096, 12288) replaced [8192, 12288).

@@ -747,6 +747,11 @@ impl IoGen {
             pass_total_bytes =
                 pass_total_bytes.saturating_add(size_limit.saturating_mul(loops as u64));
         }
+        // "If verify_backlog is enabled, we'll run the verify in this handler as well":
+        // its reads count among the pass's bytes, which may then be up to twice the size.
+        if spec.verify.is_some() && spec.do_verify && is_write && spec.verify_backlog > 0 {
+            pass_total_bytes = pass_total_bytes.saturating_add(region.bytes);
+        }
         let rwmixread = spec.rwmixread.min(100) as u64;
         let start = region.start;
         let mut g = IoGen {
@@ -939,6 +944,24 @@ impl IoGen {
     /// `next` returned None at the end of a pass, not at the end of the job.
     pub fn at_pass_end(&self) -> bool {
         self.at_pass_end
+    }
+
+    /// `do_io` would end here, before its next `get_io_u`: the job or the pass is done
+    /// (`io_issue_bytes_exceeded`, or the pass's bytes), or [`Self::next`] said so.
+    pub fn issue_done(&self) -> bool {
+        self.finished
+            || self.at_pass_end
+            || (!self.time_based
+                && (self.io_issue_exceeded() || self.pass_bytes >= self.pass_total_bytes))
+    }
+
+    /// A `verify_backlog` read was issued: it counts for `number_ios` (fio's `io_blocks`),
+    /// `keep_running`'s bytes and the pass's bytes (`bytes_issued` in `do_io`), not for
+    /// `io_issue_bytes` (IO_U_F_VER_LIST).
+    pub fn backlog_read(&mut self, len: u64) {
+        self.verify_ios += 1;
+        self.verify_bytes += len;
+        self.pass_bytes += len;
     }
 
     /// The verify phase after this pass read `ios` blocks of `bytes` in all.

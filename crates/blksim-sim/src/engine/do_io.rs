@@ -258,11 +258,27 @@ impl Sim {
                 }
                 continue;
             }
-            // Next io_u.
+            // Next io_u. A read of `verify_backlog` comes first (`get_io_u` →
+            // `check_get_verify`), and skips `get_rw_ddir`'s sync and rate waits.
+            let mut backlog = false;
             let io = match task.held.take() {
+                Some(io) if std::mem::take(&mut task.held_behind_sync) => {
+                    match task.check_get_verify(true) {
+                        Some(read) => {
+                            task.held = Some(io);
+                            task.held_behind_sync = true;
+                            backlog = true;
+                            read
+                        }
+                        None => io,
+                    }
+                }
                 Some(io) => io,
                 None => match if task.in_verify {
                     task.verify_reads.as_mut().and_then(|r| r.next())
+                } else if let Some(io) = task.check_get_verify(false) {
+                    backlog = true;
+                    Some(io)
                 } else if let Some(r) = task.replay.as_mut() {
                     // `read_iolog_get`: the log's next I/O, held until its gap has passed
                     // since the last issue (`iolog_delay`), or its `wait` time.
@@ -361,11 +377,12 @@ impl Sim {
             // a sync, if there is a next one (the last writes of a job get none unless
             // `end_fsync`). libaio answers FIO_Q_BUSY while io_us are queued, so they are
             // committed first; in-flight I/O is not waited for.
-            if task.sync_due() {
+            if !backlog && task.sync_due() {
                 // The I/O waits in `held` behind the sync (and the sync itself, when it is
                 // deferred, goes from there once io_submit returns).
                 let kind = SyncKind::from(!task.fsync_due());
                 task.held = Some(io);
+                task.held_behind_sync = true;
                 self.queue_sync(t, now, kind);
                 continue;
             }
@@ -404,7 +421,10 @@ impl Sim {
             // (`rate_ddir` → `io_u_quiesce`), then sleeps.
             // The read-back of a verify phase is not rated (`do_verify`).
             let d = io.ddir.idx();
-            if task.rate_bps[d] > 0 && !task.in_verify {
+            if backlog && task.rate_bps[d] > 0 {
+                // Not rated, but counted (`td_io_queue`'s `rate_io_issue_bytes`).
+                task.rate_issued(d, io.len);
+            } else if task.rate_bps[d] > 0 && !task.in_verify {
                 let next = task.rate_due(now)[d];
                 if now < next || task.rate_wait.is_some() {
                     let wait = *task.rate_wait.get_or_insert(next.saturating_sub(now));
@@ -428,6 +448,10 @@ impl Sim {
                 task.rate_issued(d, io.len);
             }
             if task.null_queued && !task.completed.is_empty() {
+                // `log_io_piece` ran before the queue attempt that answered FIO_Q_BUSY.
+                if let Some(log) = task.verify_log.as_mut() {
+                    log.drop_overlapped(&io);
+                }
                 self.null_busy_reap(t, now);
             }
             let task = &mut self.tasks[t];
@@ -450,8 +474,13 @@ impl Sim {
             task.pending.push(id);
             task.issued += 1;
             // fio's `io_issues`, which a verify phase's reads leave alone (IO_U_F_VER_LIST).
-            if !task.in_verify {
+            if !task.in_verify && !backlog {
                 task.issued_dir[io.ddir.idx()] += 1;
+            }
+            if backlog {
+                if let Some(g) = task.gen.as_mut() {
+                    g.backlog_read(io.len);
+                }
             }
             self.ios_issued += 1;
             task.think_issued += 1;
@@ -460,7 +489,7 @@ impl Sim {
                 task.writes_issued += 1;
             }
             if let Some(log) = task.verify_log.as_mut() {
-                log.logged(&io);
+                log.logged(&io, id);
             }
             if task.in_verify {
                 task.verify_ios += 1;
@@ -941,6 +970,16 @@ impl Sim {
             if io.is_sync() && !io.is_end_fsync() {
                 task.syncs_out -= 1;
             }
+            if !io.is_sync() {
+                // `io_completed`: the piece may be verified now, and `last_ddir` is this
+                // io_u's direction, failed or not.
+                task.last_ddir = io.ddir;
+                if io.ddir == Ddir::Write {
+                    if let Some(log) = task.verify_log.as_mut() {
+                        log.completed(id, io.offset);
+                    }
+                }
+            }
             if io.is_sync() && io.errno == 0 {
                 if !io.is_end_fsync() {
                     task.stats
@@ -1009,6 +1048,9 @@ impl Sim {
         let n = self.tasks[t].completed.len();
         if n > 0 {
             self.reap_n(t, now, n);
+            // The io_u fio had chosen was requeued, and `get_io_u` hands it out again
+            // through `check_get_verify` (`get_next_verify` passes a requeued io_u).
+            self.tasks[t].verify_check_requeued();
         }
     }
 

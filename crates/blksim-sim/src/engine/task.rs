@@ -168,6 +168,9 @@ pub(crate) struct Task {
     /// What the task waits for before its loop goes on (outside a syscall).
     pub(crate) wait: Wait,
     pub(crate) held: Option<IoU>,
+    /// `held` was drawn before a sync that `get_rw_ddir` put first: fio draws it only at the
+    /// next `get_io_u`, after `check_get_verify`.
+    pub(crate) held_behind_sync: bool,
     pub(crate) gen_done: bool,
     pub(crate) ious: Slab<IoUnit>,
     /// fio's `thinktime_blocks_counter`: read, write and trim I/Os completed
@@ -284,6 +287,15 @@ pub(crate) struct Task {
     pub(crate) crashed: bool,
     /// The read-back phase has started.
     pub(crate) in_verify: bool,
+    /// `verify_backlog` (0 = off) and `verify_backlog_batch` (0 = `verify_backlog`): reads
+    /// of logged writes taken while writing (`check_get_verify`), and how many are left of
+    /// the batch under way (fio's `td->verify_batch`).
+    pub(crate) verify_backlog: u64,
+    pub(crate) verify_backlog_batch: u64,
+    pub(crate) verify_batch: u64,
+    /// fio's `td->last_ddir`: the direction of the last data io_u reaped (`io_completed`);
+    /// fio's zeroed `thread_data` starts it at DDIR_READ.
+    pub(crate) last_ddir: Ddir,
     /// `continue_on_error` bits and fio's error state: the first fatal error (`td->error`,
     /// errno) and the count of non-fatal ones (`total_err_count`, `first_error`).
     pub(crate) continue_on_error: u8,
@@ -348,6 +360,61 @@ impl Task {
             (self.rate_issued_bytes[d] as u128 * NSEC_PER_SEC as u128 / bps).min(NS_HORIZON as u128)
                 as Ns
         };
+    }
+
+    /// fio's `check_get_verify` (io_u.c), before a new I/O is drawn: with `verify_backlog`
+    /// set, once the log holds a multiple of it and the last io_u reaped was not a read, a
+    /// batch of reads of logged writes starts (`verify_backlog_batch`, or the backlog), and
+    /// goes on while the first piece's write is done (`get_next_verify`). Not once `do_io`'s
+    /// loop is over: what is left is read back after the writes.
+    /// `drawn_ahead`: the generator already drew the I/O fio would draw next (one held
+    /// behind a sync), so its count says nothing of whether `do_io`'s loop goes on.
+    pub(crate) fn check_get_verify(&mut self, drawn_ahead: bool) -> Option<IoU> {
+        if self.verify_backlog == 0
+            || self
+                .gen
+                .as_ref()
+                .is_none_or(|g| !drawn_ahead && g.issue_done())
+        {
+            return None;
+        }
+        let log = self.verify_log.as_mut()?;
+        let n = log.len();
+        if n == 0 {
+            return None;
+        }
+        if self.verify_batch == 0 {
+            if n % self.verify_backlog != 0 || self.last_ddir == Ddir::Read {
+                return None;
+            }
+            self.verify_batch = match self.verify_backlog_batch {
+                0 => self.verify_backlog,
+                b => b,
+            };
+        }
+        let io = log.take_first()?;
+        self.verify_batch -= 1;
+        Some(io)
+    }
+
+    /// `check_get_verify` for an io_u that was requeued (FIO_Q_BUSY): `get_next_verify`
+    /// returns it as it is, and the batch counts it, as it would count a piece; a batch may
+    /// start there too.
+    pub(crate) fn verify_check_requeued(&mut self) {
+        let n = self.verify_log.as_ref().map_or(0, |l| l.len());
+        if self.verify_backlog == 0 || n == 0 {
+            return;
+        }
+        if self.verify_batch == 0 {
+            if n % self.verify_backlog != 0 || self.last_ddir == Ddir::Read {
+                return;
+            }
+            self.verify_batch = match self.verify_backlog_batch {
+                0 => self.verify_backlog,
+                b => b,
+            };
+        }
+        self.verify_batch -= 1;
     }
 
     /// A sync completed: a task waiting in a synchronous fsync returns from it.
