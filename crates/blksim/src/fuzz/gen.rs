@@ -703,6 +703,8 @@ fn draw_option_value(r: &mut Rng, o: &OptionDesc, cx: &JobCtx) -> Option<Option<
         "thinktime" => s(format!("{}us", log_uniform(r, 0, 100_000))),
         "thinktime_blocks" => s(log_uniform(r, 1, 32).to_string()),
         "fsync" | "fdatasync" => s(log_uniform(r, 0, 32).to_string()),
+        "verify_backlog" => s(log_uniform(r, 1, 64).to_string()),
+        "verify_backlog_batch" => s(r.below(65).to_string()),
         "percentile_list" => {
             let n = 1 + r.below(8);
             let mut v: Vec<String> = (0..n)
