@@ -12,7 +12,7 @@
 //! one-line note to [`JobSpec::notes`].
 
 use crate::spec::{
-    BsSpec, BsSplit, CpusAllowedPolicy, Ddir, IoEngine, JobSpec, RandomDistribution,
+    BsSpec, BsSplit, CpusAllowedPolicy, Ddir, ExitWhat, IoEngine, JobSpec, RandomDistribution,
     RandomGenerator, RwPattern, SizeOrPct, TraceFormat, Zone, ZoneAbs, ZoneMode, REPLAY_SKIP_SYNC,
 };
 use crate::value::{
@@ -261,6 +261,11 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("new_group", &[], T::Flag, "", C::Job, "Mark the start of a new group (for reporting)",
       set_new_group),
     m("thread", &[], T::Flag, "", C::Job, "Use threads instead of processes", set_thread),
+    m("exitall", &[], T::Flag, "", C::Job, "Terminate all jobs when one exits", set_exitall),
+    m("exit_what", &[], T::Str, "group", C::Job, "Fine-grained control for exitall", set_exit_what)
+        .vals(&EXIT_WHAT_VALUES),
+    m("exitall_on_error", &[], T::Flag, "", C::Job, "Terminate all jobs when one exits in error",
+      set_exitall_on_error),
     m("loops", &[], T::Int, "1", C::Job, "Number of times to run the job", set_loops),
     // ---- file ----------------------------------------------------------------------------
     // fio: prio -1, "must come after directory".
@@ -593,9 +598,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("log_alternate_epoch", "Use alternate epoch time in log files"),
     ign("log_alternate_epoch_clock_id", "If log_alternate_epoch is true, this option specifies the clock_id"),
     ign("log_entries", "Initial number of entries in a job IO log"),
-    ign("exitall", "Terminate all jobs when one exits"),
-    ign("exit_what", "Fine grained control for exitall"),
-    ign("exitall_on_error", "Terminate all jobs when one exits in error"),
     ign("lockmem", "Lock down this amount of memory (per worker)"),
     ign("create_serialize", "Serialize creation of job files"),
     ign("create_fsync", "fsync file after creation"),
@@ -1309,6 +1311,38 @@ fn set_stonewall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(),
 
 fn set_new_group(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.new_group = parse_bool(v)?;
+    Ok(())
+}
+
+/// `exitall`: fio's `str_exitall_cb` sets `exitall_on_terminate` whatever the value
+/// (fio 3.33 with `exitall=0` still ends the other jobs); the value must still parse.
+fn set_exitall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    parse_bool(v)?;
+    j.exitall = true;
+    Ok(())
+}
+
+const EXIT_WHAT_VALUES: [(&str, &str); 3] = [
+    ("group", "exit_all=1 default behaviour"),
+    (
+        "stonewall",
+        "quit all currently running jobs; continue with next stonewall",
+    ),
+    ("all", "Quit everything"),
+];
+
+fn set_exit_what(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.exit_what = match v.trim() {
+        "group" => ExitWhat::Group,
+        "stonewall" => ExitWhat::Stonewall,
+        "all" => ExitWhat::All,
+        t => return Err(invalid_choice(t, o)),
+    };
+    Ok(())
+}
+
+fn set_exitall_on_error(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.exitall_on_error = parse_bool(v)?;
     Ok(())
 }
 

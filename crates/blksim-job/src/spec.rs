@@ -29,6 +29,18 @@ impl Ddir {
 
 /// fio's `rw=` pattern (without the `:N` suffix, which is [`JobSpec::rw_seq_skip`] /
 /// [`JobSpec::rw_nr_random`]).
+/// `exit_what`: which jobs `fio_terminate_threads` marks when a job ends under `exitall`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// `group` (TERMINATE_GROUP): the jobs of the ending job's group (stonewall/new_group).
+    Group,
+    /// `stonewall` (TERMINATE_STONEWALL): every job running past its ramp (runstate ≥
+    /// TD_RUNNING), in any group; later groups still run.
+    Stonewall,
+    /// `all` (TERMINATE_ALL): every job, also those not started yet.
+    All,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RwPattern {
     Read,
@@ -453,6 +465,13 @@ pub struct JobSpec {
     /// `stonewall`/`wait_for_previous`: wait for all earlier jobs and start a new group.
     pub stonewall: bool,
     pub new_group: bool,
+    /// `exitall`: fio's global `exitall_on_terminate`, which any job that names the option
+    /// (with any value: its callback ignores it) turns on for every job: a job's end then
+    /// terminates the jobs `exit_what` names. `exitall_on_error`: the same for a job that
+    /// ends with an error.
+    pub exitall: bool,
+    pub exit_what: ExitWhat,
+    pub exitall_on_error: bool,
     /// `kb_base` (1024 or 1000) and `unit_base` (0 auto, 8 bytes, 1 bits) for output.
     pub kb_base: u32,
     pub unit_base: u32,
@@ -729,6 +748,9 @@ impl Default for JobSpec {
             continue_on_error: 0,
             ioscheduler: None,
             stonewall: false,
+            exitall: false,
+            exit_what: ExitWhat::Group,
+            exitall_on_error: false,
             new_group: false,
             kb_base: 1024,
             unit_base: 0,

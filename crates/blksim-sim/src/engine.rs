@@ -22,7 +22,7 @@ use blksim_block::request::{flags, IoPrioClass};
 use blksim_block::stage::Stage;
 use blksim_block::{Bio, BlkStatus, Driver, DriverOut, Op, RequestQueue};
 use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC, NS_HORIZON};
-use blksim_job::{Ddir, JobSpec, ParseError};
+use blksim_job::{Ddir, ExitWhat, JobSpec, ParseError};
 use blksim_report::depth::DepthTimeline;
 use blksim_report::stats::{JobStats, StatsOptions};
 use blksim_workload::{IoGen, IoU, Region};
@@ -331,6 +331,8 @@ pub struct Sim {
     drop_completion: u64,
     /// Each task's job has `group_reporting` (the steady-state check judges a group's sums).
     group_reporting: Vec<bool>,
+    /// fio's global `exitall_on_terminate`: some job has `exitall`.
+    exitall_on_terminate: bool,
 }
 
 const TOKEN_SHIFT: u32 = 32;
@@ -636,6 +638,8 @@ impl Sim {
                 verify_bytes: 0,
                 crashed: false,
                 in_verify: false,
+                exit_what: spec.exit_what,
+                exitall_on_error: spec.exitall_on_error,
                 verify_backlog: spec.verify_backlog,
                 verify_backlog_batch: spec.verify_backlog_batch,
                 verify_batch: 0,
@@ -715,6 +719,7 @@ impl Sim {
             bios: [0; 2],
             drop_completion: 0,
             group_reporting,
+            exitall_on_terminate: specs.iter().any(|s| s.exitall),
         };
         if sim.driver.power_cut_planned() {
             let wc = sim.queue.lim.write_cache;

@@ -415,3 +415,38 @@ fn number_ios_reached_in_the_ramp_ends_the_job() {
         assert!(out.tasks[0].end_ns < 10_000_000_000, "{depth}");
     }
 }
+
+/// `exitall_on_error`: a job that ends with an error ends the jobs of its group
+/// (`thread_main` → `fio_terminate_threads(td->groupid, exit_what)`), without `exitall`; a
+/// job that ends without one ends nothing. Here an unaligned O_DIRECT read fails at once
+/// (EINVAL) and a rated job of the same group stops with it.
+#[test]
+fn exitall_on_error_ends_the_group_of_a_failed_job() {
+    let ios = |on_error: &str, bs: &str| {
+        let bs = format!("--bs={bs}");
+        let out = run(
+            &[
+                "--name=bad",
+                "--rw=read",
+                &bs,
+                "--direct=1",
+                "--ioengine=psync",
+                "--number_ios=1",
+                on_error,
+                "--name=rated",
+                "--rw=read",
+                "--bs=4k",
+                "--rate_iops=1000",
+                "--number_ios=100",
+            ],
+            &["irqmode=2"],
+        );
+        (out.tasks[0].error, out.tasks[1].stats.dir[0].total_ios)
+    };
+    // fio 3.33 on a file on ext4: the rated job ends with 0 I/Os (its first had not gone
+    // out when the other failed); here both start at 0 and its first goes out first.
+    let (err, n) = ios("--exitall_on_error", "1000");
+    assert!(err == 22 && n <= 1, "{err} {n}");
+    assert_eq!(ios("--exitall_on_error=0", "1000"), (22, 100));
+    assert_eq!(ios("--exitall_on_error", "4k"), (0, 100));
+}

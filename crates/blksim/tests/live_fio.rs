@@ -705,3 +705,63 @@ fn unaligned_direct_io_fails_with_einval_as_in_fio() {
         assert!(serr.contains("err=22/file:io_u.c:1876, func=io_u error, error=Invalid argument"));
     }
 }
+
+/// `exitall`: when a job ends, fio's `fio_terminate_threads` ends the jobs its `exit_what`
+/// names (its group's by default, those running with `stonewall`, every job with `all`, even
+/// those not started); `exitall=0` turns it on too (fio's callback ignores the value). A
+/// `startdelay` counts from the run's start, also in a later group (`run_threads` compares
+/// it with `utime_since_genesis`). Rated jobs on the null engine, so each count follows
+/// from the times; both tools must give each job's I/Os and runtime (to 4 ms and 10 %: fio
+/// runs in wall-clock time, and notices a termination at the end of a sleep's slice).
+#[test]
+fn exitall_ends_the_jobs_exit_what_names_as_fio() {
+    let job = "[global]\nioengine=null\nsize=1m\nbs=4k\n\
+               [short]\nrw=read\nrate_iops=1000\nnumber_ios=50\n\
+               [long]\nrw=randread\nrate_iops=500\nnumber_ios=1000\n\
+               [later]\nstonewall\nrw=randread\nrate_iops=500\nnumber_ios=100\n\
+               [later2]\nrw=randread\nrate_iops=100\nnumber_ios=100\nstartdelay=30ms\n";
+    let d = tmpdir("exitall");
+    let file = d.join("exitall.fio");
+    std::fs::write(&file, job).unwrap();
+    // (short, long, later, later2) I/Os.
+    for (extra, want) in [
+        (None, [50, 256, 100, 100]),
+        (Some("--exitall"), [50, 25, 100, 20]),
+        (Some("--exitall=0"), [50, 25, 100, 20]),
+        (Some("--exit_what=stonewall"), [50, 25, 100, 20]),
+        (Some("--exit_what=all"), [50, 25, 0, 0]),
+    ] {
+        let mut args = vec![file.to_str().unwrap(), "--output-format=json"];
+        if let Some(e) = extra {
+            if e.starts_with("--exit_what") {
+                args.push("--exitall");
+            }
+            args.push(e);
+        }
+        let theirs = fio().current_dir(&d).args(&args).output().unwrap();
+        let theirs = first_json(&checked(theirs, "fio exitall"), "fio exitall");
+        let ours = blksim()
+            .arg("run")
+            .args(&args)
+            .arg("--device=null_blk")
+            .output()
+            .unwrap();
+        let ours = first_json(&checked(ours, "blksim exitall"), "blksim exitall");
+        for i in 0..4 {
+            let (a, b) = (&ours["jobs"][i], &theirs["jobs"][i]);
+            let name = a["jobname"].as_str().unwrap();
+            let ios = |j: &Value| u(&j["read"]["total_ios"]);
+            assert!(
+                ios(b).abs_diff(want[i]) <= 1,
+                "fio {name} {extra:?}: {}",
+                ios(b)
+            );
+            assert_eq!(ios(a), want[i], "blksim {name} {extra:?}");
+            let (ra, rb) = (u(&a["job_runtime"]), u(&b["job_runtime"]));
+            assert!(
+                ra.abs_diff(rb) <= 4 + rb / 10,
+                "{name} {extra:?}: {ra} ms against fio's {rb}"
+            );
+        }
+    }
+}

@@ -1113,6 +1113,45 @@ impl Sim {
         task.deadline_hit = true;
     }
 
+    /// `fio_mark_td_terminate`: the job stops issuing and ends as at its runtime; one that
+    /// has not started yet (a `startdelay`, a later group) starts to `keep_running` false
+    /// and does nothing.
+    pub(super) fn mark_terminate(&mut self, t: usize, now: Ns) {
+        let task = &mut self.tasks[t];
+        task.terminated = true;
+        if task.wait == Wait::Sleeping {
+            // It notices at the end of its sleep's current slice, or when it wakes.
+            let (from, until) = task.sleep;
+            if let Some(at) = super::steadystate::usec_sleep_notice(from, until, now) {
+                self.evq.push(at, Ev::TaskDeadline(t as u32));
+            }
+        } else {
+            self.evq.push(now, Ev::TaskDeadline(t as u32));
+        }
+    }
+
+    /// The end of `thread_main`: under `exitall` (or `exitall_on_error` after an error),
+    /// `fio_terminate_threads` marks the jobs the ending job's `exit_what` names: its
+    /// group's, every job running past its ramp (`stonewall`), or every job (`all`).
+    fn terminate_threads(&mut self, t: usize, now: Ns) {
+        let me = &self.tasks[t];
+        if !(self.exitall_on_terminate || (me.exitall_on_error && me.error != 0)) {
+            return;
+        }
+        let (what, group) = (me.exit_what, me.groupid);
+        for u in 0..self.tasks.len() {
+            let other = &self.tasks[u];
+            let hit = match what {
+                ExitWhat::Group => other.groupid == group,
+                ExitWhat::Stonewall => other.state == TaskState::Running && other.ramp_over,
+                ExitWhat::All => true,
+            };
+            if hit && u != t && other.state != TaskState::Done && !other.terminated {
+                self.mark_terminate(u, now);
+            }
+        }
+    }
+
     pub(super) fn finish_task(&mut self, t: usize, now: Ns) {
         let task = &mut self.tasks[t];
         task.state = TaskState::Done;
@@ -1146,6 +1185,7 @@ impl Sim {
         }
         task.draw_failure = task.gen.as_ref().and_then(|g| g.draw_failure());
         task.gen = None;
+        self.terminate_threads(t, now);
         // Start the jobs that waited for this one (stonewall).
         for i in 0..self.tasks.len() {
             if self.tasks[i].state == TaskState::Waiting && !self.tasks[i].wait_for.is_empty() {
@@ -1155,8 +1195,10 @@ impl Sim {
                     .all(|&w| self.tasks[w as usize].state == TaskState::Done);
                 if ready {
                     self.tasks[i].wait_for.clear();
+                    // `run_threads` holds a job until `start_delay` has passed since the run
+                    // began (`utime_since_genesis`), not since its group's start.
                     let d = self.tasks[i].start_delay;
-                    self.evq.push(now + d, Ev::TaskStart(i as u32));
+                    self.evq.push(now.max(d), Ev::TaskStart(i as u32));
                 }
             }
         }

@@ -61,7 +61,7 @@ pub(crate) struct SsData {
 /// `nanosleep` for `ts = left - ns_granularity` (a clock granularity, taken here as just
 /// above 0): `tv_sec = ts / 10^6` capped at 1, plus the part of `ts` under a second, so a
 /// 5 s thinktime sleeps about 2 s, 2 s and 1 s. None when the sleep's own end comes first.
-fn usec_sleep_notice(from: Ns, until: Ns, now: Ns) -> Option<Ns> {
+pub(super) fn usec_sleep_notice(from: Ns, until: Ns, now: Ns) -> Option<Ns> {
     const US: Ns = 1_000;
     const SEC_US: Ns = 1_000_000;
     let left = until.saturating_sub(from) / US;
@@ -453,19 +453,7 @@ impl Sim {
             if let Some(ss) = task.ss.as_mut() {
                 ss.attained = true;
             }
-            // `fio_mark_td_terminate`: the job stops issuing and ends as at its runtime; one
-            // that has not started yet (a `startdelay`) starts to `keep_running` false and
-            // does nothing.
-            task.terminated = true;
-            if task.wait == Wait::Sleeping {
-                // It notices at the end of its sleep's current slice, or when it wakes.
-                let (from, until) = task.sleep;
-                if let Some(at) = usec_sleep_notice(from, until, now) {
-                    self.evq.push(at, Ev::TaskDeadline(t as u32));
-                }
-            } else {
-                self.evq.push(now, Ev::TaskDeadline(t as u32));
-            }
+            self.mark_terminate(t, now);
         }
         if self.ss_live() {
             self.ss_tick_reset(now);

@@ -290,6 +290,9 @@ pub(crate) struct Task {
     /// `verify_backlog` (0 = off) and `verify_backlog_batch` (0 = `verify_backlog`): reads
     /// of logged writes taken while writing (`check_get_verify`), and how many are left of
     /// the batch under way (fio's `td->verify_batch`).
+    /// `exit_what` and `exitall_on_error` (see `Sim::terminate_threads`).
+    pub(crate) exit_what: ExitWhat,
+    pub(crate) exitall_on_error: bool,
     pub(crate) verify_backlog: u64,
     pub(crate) verify_backlog_batch: u64,
     pub(crate) verify_batch: u64,
