@@ -909,6 +909,9 @@ pub(crate) fn check_engine_options(spec: &JobSpec) -> Result<(), crate::ParseErr
     Ok(())
 }
 
+/// The note for a job with both `read_iolog` and `write_iolog`.
+pub const READ_IOLOG_WRITE_NOTE: &str = "note: fio 3.33 writes no write_iolog for a job with read_iolog (\"fio: read iolog overrides write_iolog\"); blksim writes it, with the replayed I/O's simulated times";
+
 /// Cross-option fix-ups after a job's options are all applied (fio `fixup_options` in
 /// init.c, reduced to what the spec needs). Safe to call again after overrides.
 pub(crate) fn finalize(spec: &mut JobSpec) {
@@ -927,10 +930,10 @@ pub(crate) fn finalize(spec: &mut JobSpec) {
     if spec.time_based_asked && spec.runtime_ns == 0 {
         spec.notes.push(TIME_BASED_NOTE.to_string());
     }
-    // `fixup_options`: a replaying job writes no iolog.
+    // `fixup_options`: fio drops a replaying job's write_iolog ("fio: read iolog overrides
+    // write_iolog"). blksim writes it: the replayed I/O with its simulated times.
     if spec.write_iolog.is_some() && spec.replay.file.is_some() {
-        spec.write_iolog = None;
-        add_note(spec, "fio: read iolog overrides write_iolog".to_string());
+        add_note(spec, READ_IOLOG_WRITE_NOTE.to_string());
     }
 }
 
