@@ -139,7 +139,7 @@ impl VerifyLog {
     }
 
     /// fio's `io_hist_len`: pieces logged and not read back.
-    pub fn len(&self) -> u64 {
+    pub fn hist_len(&self) -> u64 {
         match self {
             VerifyLog::Replay { writes, .. } => *writes,
             VerifyLog::Sorted(map) => map.len() as u64,

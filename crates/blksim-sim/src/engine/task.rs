@@ -382,12 +382,12 @@ impl Task {
             return None;
         }
         let log = self.verify_log.as_mut()?;
-        let n = log.len();
+        let n = log.hist_len();
         if n == 0 {
             return None;
         }
         if self.verify_batch == 0 {
-            if n % self.verify_backlog != 0 || self.last_ddir == Ddir::Read {
+            if !n.is_multiple_of(self.verify_backlog) || self.last_ddir == Ddir::Read {
                 return None;
             }
             self.verify_batch = match self.verify_backlog_batch {
@@ -404,12 +404,12 @@ impl Task {
     /// returns it as it is, and the batch counts it, as it would count a piece; a batch may
     /// start there too.
     pub(crate) fn verify_check_requeued(&mut self) {
-        let n = self.verify_log.as_ref().map_or(0, |l| l.len());
+        let n = self.verify_log.as_ref().map_or(0, |l| l.hist_len());
         if self.verify_backlog == 0 || n == 0 {
             return;
         }
         if self.verify_batch == 0 {
-            if n % self.verify_backlog != 0 || self.last_ddir == Ddir::Read {
+            if !n.is_multiple_of(self.verify_backlog) || self.last_ddir == Ddir::Read {
                 return;
             }
             self.verify_batch = match self.verify_backlog_batch {
