@@ -28,6 +28,7 @@ pub struct BioInfo {
     pub nr_segments: u16,
     pub cpu: u16,
     pub task: u32,
+    pub ioprio: crate::request::IoPrio,
 }
 
 /// One tunable of an elevator, as a sysfs attribute under `queue/iosched/`: its definition

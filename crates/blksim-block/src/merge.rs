@@ -14,7 +14,10 @@ pub fn bio_merge_kind(rq: &Request, bio: &BioInfo, lim: &QueueLimits) -> ElvMerg
     if !rq_mergeable(rq) || !mergeable_op(bio.op, bio.flags) {
         return ElvMerge::NoMerge;
     }
-    if rq.op != bio.op || (rq.flags & flags::REQ_FUA) != (bio.flags & flags::REQ_FUA) {
+    if rq.op != bio.op
+        || (rq.flags & flags::REQ_FUA) != (bio.flags & flags::REQ_FUA)
+        || rq.ioprio != bio.ioprio
+    {
         return ElvMerge::NoMerge;
     }
     if rq.nr_sectors as u64 + bio.nr_sectors as u64 > lim.max_sectors() as u64 {
@@ -56,4 +59,46 @@ pub fn rq_mergeable(rq: &Request) -> bool {
 fn mergeable_op(op: Op, f: u32) -> bool {
     matches!(op, Op::Read | Op::Write)
         && f & (flags::REQ_NOMERGE | flags::REQ_PREFLUSH | flags::REQ_FUA) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{IoPrio, IoPrioClass};
+
+    /// `blk_rq_merge_ok` and `attempt_merge`: adjacent reads merge only at the same I/O
+    /// priority value, level included.
+    #[test]
+    fn different_priorities_do_not_merge() {
+        let lim = QueueLimits::default();
+        let rq = Request {
+            op: Op::Read,
+            sector: 0,
+            nr_sectors: 8,
+            nr_segments: 1,
+            ioprio: IoPrio::of_class(IoPrioClass::Rt),
+            ..Request::default()
+        };
+        let bio = |ioprio| BioInfo {
+            op: Op::Read,
+            flags: 0,
+            sector: 8,
+            nr_sectors: 8,
+            nr_segments: 1,
+            cpu: 0,
+            task: 0,
+            ioprio,
+        };
+        let rt = IoPrio::of_class(IoPrioClass::Rt);
+        assert_eq!(bio_merge_kind(&rq, &bio(rt), &lim), ElvMerge::BackMerge);
+        for other in [IoPrio::default(), IoPrio(rt.0 | 3)] {
+            assert_eq!(bio_merge_kind(&rq, &bio(other), &lim), ElvMerge::NoMerge);
+            let next = Request {
+                sector: 8,
+                ioprio: other,
+                ..rq.clone()
+            };
+            assert!(!requests_mergeable(&rq, &next, &lim));
+        }
+    }
 }

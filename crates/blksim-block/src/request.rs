@@ -72,6 +72,32 @@ pub enum IoPrioClass {
     Idle = 3,
 }
 
+/// An I/O priority value as the kernel carries it in `bio->bi_ioprio` and `rq->ioprio`: the
+/// class in the bits from IOPRIO_CLASS_SHIFT (13) up, the level below. 0 is
+/// IOPRIO_CLASS_NONE, which the elevators treat as best effort (`dd_rq_ioclass`,
+/// `bfq_set_next_ioprio_data`). Requests and bios merge only at equal values
+/// (`blk_rq_merge_ok`, `attempt_merge`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct IoPrio(pub u16);
+
+impl IoPrio {
+    pub const CLASS_SHIFT: u32 = 13;
+
+    /// The scheduling class (`IOPRIO_PRIO_CLASS`), NONE as best effort.
+    pub fn class(self) -> IoPrioClass {
+        match self.0 >> Self::CLASS_SHIFT {
+            1 => IoPrioClass::Rt,
+            3 => IoPrioClass::Idle,
+            _ => IoPrioClass::Be,
+        }
+    }
+
+    /// The value of `class` at level 0.
+    pub fn of_class(class: IoPrioClass) -> Self {
+        IoPrio((class as u16) << Self::CLASS_SHIFT)
+    }
+}
+
 /// A bio: one contiguous piece of a submitter's I/O.
 #[derive(Clone, Debug)]
 pub struct Bio {
@@ -86,7 +112,7 @@ pub struct Bio {
     /// Submitting task (fio job clone index) and the CPU it ran on.
     pub task: u32,
     pub cpu: u16,
-    pub ioprio: IoPrioClass,
+    pub ioprio: IoPrio,
     /// Data version written (per-sector integrity oracle); 0 for reads.
     pub version: u64,
     /// Time the bio entered the block layer (blktrace `Q`).
@@ -113,7 +139,7 @@ pub enum RqState {
 pub struct Request {
     pub op: Op,
     pub flags: u32,
-    pub ioprio: IoPrioClass,
+    pub ioprio: IoPrio,
     /// First sector (`blk_rq_pos`) and length (`blk_rq_sectors`).
     pub sector: u64,
     pub nr_sectors: u32,

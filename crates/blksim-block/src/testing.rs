@@ -7,7 +7,7 @@
 use crate::cpu::CpuModel;
 use crate::driver::{CallCtx, DriverOut};
 use crate::queue::{BlkOut, Submit};
-use crate::request::{IoPrioClass, NO_BIO};
+use crate::request::{IoPrio, NO_BIO};
 use crate::{
     Bio, BlkStatus, CpuFootprint, Driver, Elevator, Op, Request, RequestQueue, RqId, RqPool,
 };
@@ -229,7 +229,7 @@ impl Bench {
             nr_segments: nr_sectors.div_ceil(8) as u16,
             task: 0,
             cpu: 0,
-            ioprio: IoPrioClass::Be,
+            ioprio: IoPrio::default(),
             version: token + 1,
             queue_time: now,
             next: NO_BIO,

@@ -261,6 +261,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("new_group", &[], T::Flag, "", C::Job, "Mark the start of a new group (for reporting)",
       set_new_group),
     m("thread", &[], T::Flag, "", C::Job, "Use threads instead of processes", set_thread),
+    m("prio", &[], T::Int, "", C::Job, "Set job IO priority value", set_prio),
+    m("prioclass", &[], T::Int, "", C::Job, "Set job IO priority class", set_prioclass),
     m("exitall", &[], T::Flag, "", C::Job, "Terminate all jobs when one exits", set_exitall),
     m("exit_what", &[], T::Str, "group", C::Job, "Fine-grained control for exitall", set_exit_what)
         .vals(&EXIT_WHAT_VALUES),
@@ -563,8 +565,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("cmdprio_class", C::Engine, "Set asynchronous IO priority class"),
     unm("cmdprio", C::Engine, "Set asynchronous IO priority level"),
     unm("cmdprio_bssplit", C::Engine, "Set priority percentages for different block sizes"),
-    unm("prio", C::Job, "Set job IO priority value"),
-    unm("prioclass", C::Job, "Set job IO priority class"),
     unm("priohint", C::Job, "Set job IO priority hint"),
     unm("atomic", C::File, "Use atomic writes (O_DIRECT + RWF_ATOMIC)"),
     unm("block_error_percentiles", C::Reporting, "Record trim block errors and make a histogram"),
@@ -1314,6 +1314,18 @@ fn set_stonewall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(),
 
 fn set_new_group(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.new_group = parse_bool(v)?;
+    Ok(())
+}
+
+/// `prio`: the level within the class, 0..=7 (IOPRIO_MIN_PRIO..IOPRIO_MAX_PRIO).
+fn set_prio(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.ioprio = Some(u32_of(v, j.kb_base, 0, 7)?);
+    Ok(())
+}
+
+/// `prioclass`: 0..=3 (none, which fio sets as best effort, RT, BE, idle).
+fn set_prioclass(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.ioprio_class = Some(u32_of(v, j.kb_base, 0, 3)?);
     Ok(())
 }
 

@@ -472,6 +472,10 @@ pub struct JobSpec {
     pub exitall: bool,
     pub exit_what: ExitWhat,
     pub exitall_on_error: bool,
+    /// `prio` and `prioclass`: the job's I/O priority, set with ioprio_set(2) on its thread
+    /// when either is given (`thread_main`).
+    pub ioprio: Option<u32>,
+    pub ioprio_class: Option<u32>,
     /// `kb_base` (1024 or 1000) and `unit_base` (0 auto, 8 bytes, 1 bits) for output.
     pub kb_base: u32,
     pub unit_base: u32,
@@ -751,6 +755,8 @@ impl Default for JobSpec {
             exitall: false,
             exit_what: ExitWhat::Group,
             exitall_on_error: false,
+            ioprio: None,
+            ioprio_class: None,
             new_group: false,
             kb_base: 1024,
             unit_base: 0,
@@ -877,6 +883,19 @@ impl JobSpec {
     pub fn effective_iodepth_batch_complete_max(&self) -> u32 {
         self.iodepth_batch_complete_max
             .max(self.iodepth_batch_complete_min)
+    }
+
+    /// The I/O priority value fio gives the job's I/O (`ioprio_value`: class, best effort
+    /// for 0, in the top bits above the level), 0 when neither option is set.
+    pub fn ioprio_value(&self) -> u32 {
+        if self.ioprio.is_none() && self.ioprio_class.is_none() {
+            return 0;
+        }
+        let class = match self.ioprio_class.unwrap_or(0) {
+            0 => 2,
+            c => c,
+        };
+        (class << 13) | self.ioprio.unwrap_or(0)
     }
 
     /// The I/Os `number_ios` allows over all passes (0 = no limit): × `loops`, and twice

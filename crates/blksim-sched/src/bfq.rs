@@ -511,7 +511,7 @@ impl Bfq {
     /// `bfq_get_queue` / `bfq_init_bfqq` (sync per task, async per class).
     fn get_queue(&mut self, r: &Request, now: Ns) -> usize {
         let sync = rq_is_sync(r);
-        let class = class_idx(r.ioprio);
+        let class = class_idx(r.ioprio.class());
         if sync {
             if let Some(Some(q)) = self.sync_q.get(r.task as usize) {
                 return *q;

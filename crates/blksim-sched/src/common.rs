@@ -80,10 +80,9 @@ pub fn bio_mergeable(bio: &BioInfo) -> bool {
 }
 
 /// `blk_rq_merge_ok()` as far as the fields we have allow: both mergeable, same op (hence
-/// same direction). **Departure**: the bio's ioprio is not in [`BioInfo`], so the kernel's
-/// `rq->ioprio == bio_prio(bio)` check cannot be made here (see the crate's proposals).
+/// same direction), same I/O priority (`rq->ioprio == bio_prio(bio)`).
 pub fn elv_bio_merge_ok(rq: &Request, bio: &BioInfo) -> bool {
-    rq_mergeable(rq) && bio_mergeable(bio) && rq.op == bio.op
+    rq_mergeable(rq) && bio_mergeable(bio) && rq.op == bio.op && rq.ioprio == bio.ioprio
 }
 
 /// `blk_try_merge()`: adjacency only (sizes are checked by the core).

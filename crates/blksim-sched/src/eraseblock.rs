@@ -42,7 +42,7 @@ use blksim_block::elevator::{parse_tunable, tunables_of, BioInfo, ElvParams, Tun
 use blksim_block::integrity::{Integrity, INTERNAL_TOKEN};
 use blksim_block::limits::QueueLimits;
 use blksim_block::pdu::RqMap;
-use blksim_block::request::{flags, rqf, Bio, IoPrioClass, Op, Request, RqId, RqPool, NO_BIO};
+use blksim_block::request::{flags, rqf, Bio, IoPrio, Op, Request, RqId, RqPool, NO_BIO};
 use blksim_block::{Elevator, ElvMerge};
 use blksim_core::{Ns, ParamDef, NSEC_PER_MSEC};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -723,7 +723,7 @@ impl EraseBlock {
                 nr_segments: (b - a).div_ceil(8).min(self.max_segments as u64) as u16,
                 task,
                 cpu,
-                ioprio: IoPrioClass::Be,
+                ioprio: IoPrio::default(),
                 version: 0,
                 queue_time: now,
                 next: NO_BIO,
@@ -781,7 +781,7 @@ impl EraseBlock {
                     nr_segments: n.min(u16::MAX as u64) as u16,
                     task,
                     cpu,
-                    ioprio: IoPrioClass::Be,
+                    ioprio: IoPrio::default(),
                     version: v,
                     queue_time: now,
                     next: NO_BIO,

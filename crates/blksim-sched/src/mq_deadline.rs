@@ -407,7 +407,7 @@ impl MqDeadline {
 
     /// The `done:` tail: `latest_pos`, `dispatched++`.
     fn done(&mut self, pool: &RqPool, rq: RqId, dir: usize) -> RqId {
-        let prio = prio_of(pool.get(rq).ioprio);
+        let prio = prio_of(pool.get(rq).ioprio.class());
         self.per_prio[prio].latest_pos[dir] = pool.get(rq).sector;
         self.per_prio[prio].dispatched += 1;
         self.stat_dispatched += 1;
@@ -476,7 +476,7 @@ impl Elevator for MqDeadline {
         for &rq in rqs {
             let (prio, dir) = {
                 let r = pool.get(rq);
-                (prio_of(r.ioprio), r.op.dir())
+                (prio_of(r.ioprio.class()), r.op.dir())
             };
             let m = self.meta.at(rq);
             if !m.counted {
@@ -595,7 +595,7 @@ impl Elevator for MqDeadline {
     /// deadline if that is earlier; `next` leaves every structure.
     fn requests_merged(&mut self, pool: &mut RqPool, rq: RqId, next: RqId) {
         let nm = self.meta.get(next);
-        let prio = prio_of(pool.get(next).ioprio);
+        let prio = prio_of(pool.get(next).ioprio.class());
         self.per_prio[prio].merged += 1;
         let rm = self.meta.get(rq);
         if rm.fifo_link.is_some()
@@ -621,7 +621,7 @@ impl Elevator for MqDeadline {
     /// request into a queued one), then `dd_merged_requests` + `elv_merge_requests`.
     fn try_insert_merge(&mut self, pool: &mut RqPool, rq: RqId) -> Option<RqId> {
         let target = self.merge.insert_merge_target(pool, rq)?;
-        let prio = prio_of(pool.get(rq).ioprio);
+        let prio = prio_of(pool.get(rq).ioprio.class());
         // dd_insert_request counted it (inserted++) before trying; the free counts it
         // completed: net zero, so only `merged` moves.
         self.per_prio[prio].merged += 1;

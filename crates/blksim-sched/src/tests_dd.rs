@@ -157,6 +157,8 @@ fn bio(op: Op, sector: u64, n: u32) -> BioInfo {
         nr_segments: 1,
         cpu: 0,
         task: 0,
+        // The test requests' priority (`Rq`'s best effort).
+        ioprio: blksim_block::request::IoPrio::of_class(blksim_block::request::IoPrioClass::Be),
     }
 }
 

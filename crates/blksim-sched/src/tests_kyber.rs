@@ -141,6 +141,7 @@ fn merge_lookup_in_cpu_queue() {
         nr_segments: 1,
         cpu,
         task: 0,
+        ioprio: blksim_block::request::IoPrio::of_class(blksim_block::request::IoPrioClass::Be),
     };
     assert_eq!(
         k.find_merge(&pool, &b(2, 108)),

@@ -1,7 +1,7 @@
 //! Helpers for the unit tests: a pool, requests built from one bio each, params.
 
 use blksim_block::elevator::ElvParams;
-use blksim_block::request::{Bio, IoPrioClass, Op, RqId, RqPool, NO_BIO};
+use blksim_block::request::{Bio, IoPrio, IoPrioClass, Op, RqId, RqPool, NO_BIO};
 use blksim_core::Ns;
 
 pub fn params(rotational: bool) -> ElvParams {
@@ -71,7 +71,7 @@ pub fn mk(pool: &mut RqPool, r: Rq, now: Ns) -> RqId {
         nr_segments: 1,
         task: r.task,
         cpu: r.cpu,
-        ioprio: r.prio,
+        ioprio: IoPrio::of_class(r.prio),
         version: 0,
         queue_time: now,
         next: NO_BIO,

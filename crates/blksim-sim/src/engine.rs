@@ -18,7 +18,7 @@ use crate::error::RunError;
 use crate::platform::Platform;
 use blksim_block::cpu::CpuModel;
 use blksim_block::queue::{BlkOut, BlkStats, BlkTraceRec, Submit};
-use blksim_block::request::{flags, IoPrioClass};
+use blksim_block::request::{flags, IoPrio};
 use blksim_block::stage::Stage;
 use blksim_block::{Bio, BlkStatus, Driver, DriverOut, Op, RequestQueue};
 use blksim_core::{Digest, EventQueue, Ns, RngStreams, Slab, NSEC_PER_SEC, NS_HORIZON};
@@ -638,6 +638,7 @@ impl Sim {
                 verify_bytes: 0,
                 crashed: false,
                 in_verify: false,
+                ioprio: IoPrio(spec.ioprio_value() as u16),
                 exit_what: spec.exit_what,
                 exitall_on_error: spec.exitall_on_error,
                 verify_backlog: spec.verify_backlog,

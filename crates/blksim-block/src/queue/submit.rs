@@ -334,6 +334,7 @@ impl RequestQueue {
             nr_segments: b.nr_segments,
             cpu: b.cpu,
             task: b.task,
+            ioprio: b.ioprio,
         }
     }
 

@@ -683,7 +683,7 @@ impl Sim {
                 nr_segments: ((nsec as u64 * 512).div_ceil(4096)).max(1) as u16,
                 task: task_id,
                 cpu,
-                ioprio: IoPrioClass::Be,
+                ioprio: self.tasks[t].ioprio,
                 version,
                 queue_time: now,
                 next: blksim_block::request::NO_BIO,
@@ -1022,6 +1022,7 @@ impl Sim {
                             slat,
                             clat,
                             task.stats.opts.record_slat,
+                            u32::from(task.ioprio.0),
                         );
                         if !task.stats.window_log.is_empty() {
                             l.windows(&task.stats.window_log, ep);

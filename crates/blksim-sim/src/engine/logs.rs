@@ -217,7 +217,8 @@ impl TaskLogs {
     }
 
     /// A completed read, write or trim (`account_io_completion`), after `stats` counted it:
-    /// at `elapsed` ms since the job's epoch, issued at `issued` ms.
+    /// at `elapsed` ms since the job's epoch, issued at `issued` ms, with the io_u's
+    /// priority value (`io_u->ioprio`).
     #[allow(clippy::too_many_arguments)]
     pub fn io_done(
         &mut self,
@@ -230,8 +231,8 @@ impl TaskLogs {
         slat: u64,
         clat: u64,
         record_slat: bool,
+        prio: u32,
     ) {
-        let prio = 0;
         let mut r = Ok(());
         if let Some(l) = self.lat.as_mut() {
             r = r.and(l.add(elapsed, slat + clat, ddir, bytes, offset, prio));

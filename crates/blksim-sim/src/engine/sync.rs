@@ -68,7 +68,7 @@ impl Sim {
             nr_segments: 0,
             task: t as u32,
             cpu: self.tasks[t].cpu,
-            ioprio: IoPrioClass::Be,
+            ioprio: self.tasks[t].ioprio,
             version: 0,
             queue_time: now,
             next: blksim_block::request::NO_BIO,
