@@ -263,6 +263,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("thread", &[], T::Flag, "", C::Job, "Use threads instead of processes", set_thread),
     m("prio", &[], T::Int, "", C::Job, "Set job IO priority value", set_prio),
     m("prioclass", &[], T::Int, "", C::Job, "Set job IO priority class", set_prioclass),
+    m("wait_for", &[], T::Str, "", C::Job, "Name of the job this one wants to wait for before starting",
+      set_wait_for),
     m("exitall", &[], T::Flag, "", C::Job, "Terminate all jobs when one exits", set_exitall),
     m("exit_what", &[], T::Str, "group", C::Job, "Fine-grained control for exitall", set_exit_what)
         .vals(&EXIT_WHAT_VALUES),
@@ -457,7 +459,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("flow_id", C::Rate, "The flow index ID to use"),
     unm("flow_watermark", C::Rate, "High watermark for flow control"),
     unm("flow_sleep", C::Rate, "How many microseconds to sleep after being held back by the flow control mechanism"),
-    unm("wait_for", C::Job, "Name of the job this one wants to wait for before starting"),
     unm("latency_target", C::Rate, "Ramp to max queue depth supporting this latency"),
     unm("latency_window", C::Rate, "Time to sustain latency_target"),
     unm("latency_percentile", C::Rate, "Percentile of IOs must be below latency_target"),
@@ -1314,6 +1315,13 @@ fn set_stonewall(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(),
 
 fn set_new_group(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.new_group = parse_bool(v)?;
+    Ok(())
+}
+
+/// `wait_for`: the name of an earlier job whose every clone must have ended before this
+/// one starts (checked across jobs in `setup`).
+fn set_wait_for(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.wait_for = Some(nonempty(v)?.to_string());
     Ok(())
 }
 

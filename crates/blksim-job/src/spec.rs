@@ -469,6 +469,8 @@ pub struct JobSpec {
     /// (with any value: its callback ignores it) turns on for every job: a job's end then
     /// terminates the jobs `exit_what` names. `exitall_on_error`: the same for a job that
     /// ends with an error.
+    /// `wait_for`: start only when every clone of the job of this name has ended.
+    pub wait_for: Option<String>,
     pub exitall: bool,
     pub exit_what: ExitWhat,
     pub exitall_on_error: bool,
@@ -752,6 +754,7 @@ impl Default for JobSpec {
             continue_on_error: 0,
             ioscheduler: None,
             stonewall: false,
+            wait_for: None,
             exitall: false,
             exit_what: ExitWhat::Group,
             exitall_on_error: false,

@@ -301,7 +301,7 @@ pub fn expand_jobs(jobs: &[JobSpec]) -> Vec<(usize, u32, u32, Vec<u32>)> {
         };
         // A job without stonewall still waits for whatever an earlier stonewall waited for:
         // fio starts jobs in order and a stonewall holds everything after it.
-        let wait = if wait.is_empty() {
+        let mut wait = if wait.is_empty() {
             out.iter()
                 .rev()
                 .find(|(s, _, _, _): &&(usize, u32, u32, Vec<u32>)| jobs[*s].stonewall)
@@ -310,12 +310,46 @@ pub fn expand_jobs(jobs: &[JobSpec]) -> Vec<(usize, u32, u32, Vec<u32>)> {
         } else {
             wait
         };
+        // `wait_for`: every clone of the named job (`waitee_running`), which
+        // [`check_wait_for`] found once among the earlier jobs.
+        if let Some(name) = j.wait_for.as_deref() {
+            for (t, (s, _, _, _)) in out.iter().enumerate() {
+                if jobs[*s].name == name && !wait.contains(&(t as u32)) {
+                    wait.push(t as u32);
+                }
+            }
+            wait.sort_unstable();
+        }
         for c in 0..j.numjobs.max(1) {
             out.push((i, c, groupid, wait.clone()));
             task_idx += 1;
         }
     }
     out
+}
+
+/// `wait_for` as fio's `wait_for_ok` checks it when it adds the job: not the job itself, and
+/// exactly one earlier job of that name.
+fn check_wait_for(jobs: &[JobSpec]) -> Result<(), ParseError> {
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = j.wait_for.as_deref() else {
+            continue;
+        };
+        let n = jobs[..i].iter().filter(|w| w.name == name).count();
+        let msg = if name == j.name {
+            format!("a job cannot wait for itself (wait_for={name})")
+        } else if n == 0 {
+            format!("waitee job {name} unknown (it must come before this job)")
+        } else if n > 1 {
+            format!(
+                "multiple waitees {name} found, please avoid duplicates when using wait_for option"
+            )
+        } else {
+            continue;
+        };
+        return Err(j.error_at(&["wait_for"], msg));
+    }
+    Ok(())
 }
 
 /// The elevator for the run: fio's `ioscheduler=` wins over the profile. An unknown name, or
@@ -375,6 +409,7 @@ pub fn run(jobs: &JobSet, profile: &Profile, opts: &RunOptions) -> Result<SimOut
     let driver = build_driver(profile, &platform).map_err(RunError::Profile)?;
     let mut lim = build_limits(profile, &*driver).map_err(RunError::Profile)?;
     let elv_name = elevator_name(&jobs.jobs, &lim)?;
+    check_wait_for(&jobs.jobs)?;
     lim.scheduler = elv_name.clone();
     let streams = RngStreams::new(opts.seed);
     let params = ElvParams {

@@ -505,3 +505,59 @@ fn prioclass_orders_mq_deadline_dispatch() {
     let (a, b) = run_with("none");
     assert!(b * 5 >= a + b, "none: {a} against {b}");
 }
+
+/// `wait_for`: a job starts when every clone of the named earlier job has ended
+/// (`run_threads` → `waitee_running`), in the same group; the others start at once.
+#[test]
+fn wait_for_starts_a_job_when_its_waitee_ends() {
+    let out = run(
+        &[
+            "--name=a",
+            "--rw=read",
+            "--bs=4k",
+            "--rate_iops=1000",
+            "--number_ios=50",
+            "--numjobs=2",
+            "--name=b",
+            "--wait_for=a",
+            "--rw=read",
+            "--bs=4k",
+            "--number_ios=20",
+            "--name=c",
+            "--rw=read",
+            "--bs=4k",
+            "--number_ios=20",
+        ],
+        &["irqmode=2"],
+    );
+    let t = &out.tasks;
+    let a_end = t[0].end_ns.max(t[1].end_ns);
+    assert!(a_end >= 49_000_000, "{a_end}");
+    assert_eq!(t[2].start_ns, a_end);
+    assert_eq!(t[3].start_ns, 0);
+    assert_eq!((t[2].groupid, t[3].groupid), (0, 0));
+}
+
+/// `wait_for` that fio's `wait_for_ok` refuses: the job itself, or a name no earlier job has.
+#[test]
+fn wait_for_refuses_itself_and_unknown_jobs() {
+    for (args, want) in [
+        (
+            &["--name=a", "--wait_for=a"][..],
+            "a job cannot wait for itself (wait_for=a)",
+        ),
+        (
+            &["--name=a", "--wait_for=b", "--name=b"][..],
+            "waitee job b unknown",
+        ),
+    ] {
+        let j = jobs(args);
+        let p = profile("null_blk", &[]);
+        let opts = blksim_sim::setup::RunOptions::default();
+        let e = match blksim_sim::setup::run(&j, &p, &opts) {
+            Ok(_) => panic!("{args:?} ran"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains(want) && e.contains("wait_for"), "{e}");
+    }
+}
