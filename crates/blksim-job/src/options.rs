@@ -312,6 +312,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("bssplit", &[], T::Str, "", C::BlockSize,
       "Set a specific mix of block sizes (bs/pct:bs/pct..., per direction)", set_bssplit),
     m("ba", &["blockalign"], T::Size, "", C::BlockSize, "IO block offset alignment", set_blockalign),
+    m("bs_is_seq_rand", &[], T::Bool, "0", C::BlockSize,
+      "Consider any blocksize setting to be sequential,random", set_bs_is_seq_rand),
     m("bs_unaligned", &["blocksize_unaligned"], T::Flag, "", C::BlockSize,
       "Don't sector align IO buffer sizes", set_bs_unaligned),
     // ---- size and region -----------------------------------------------------------------
@@ -475,7 +477,6 @@ pub static OPTIONS: &[OptionDesc] = &[
         ("issue", "thinktime_blocks takes effect at the issue side"),
     ]),
     unm("thinktime_iotime", C::Rate, "Timed IO period between 'thinktime'"),
-    unm("bs_is_seq_rand", C::BlockSize, "Consider any blocksize setting to be sequential,random"),
     unm("random_sequence_stride", C::Random, "Stride for the 'sequence' random distribution"),
     m("sync", &[], T::Str, "none", C::Sync, "Use synchronous write IO (O_SYNC/O_DSYNC)", set_sync)
         .vals(&[
@@ -1611,6 +1612,12 @@ fn set_blockalign(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<()
             j.blockalign[d] = if b == 0 { None } else { Some(b) };
         }
     }
+    Ok(())
+}
+
+/// `bs_is_seq_rand`: the read sizes go to sequential I/O, the write sizes to random I/O.
+fn set_bs_is_seq_rand(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.bs_is_seq_rand = parse_bool(v)?;
     Ok(())
 }
 

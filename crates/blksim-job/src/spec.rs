@@ -365,6 +365,9 @@ pub struct JobSpec {
     /// Per-direction `blockalign` (None = minimum bs of that direction).
     pub blockalign: [Option<u64>; 3],
     pub bs_unaligned: bool,
+    /// `bs_is_seq_rand`: the block sizes given for reads are a sequential I/O's, those for
+    /// writes a random I/O's, whatever its direction (`get_next_buflen`).
+    pub bs_is_seq_rand: bool,
     /// `size`: None = the whole device (minus offset).
     pub size: Option<SizeOrPct>,
     /// `io_size`/`io_limit`.
@@ -693,6 +696,7 @@ impl Default for JobSpec {
             ],
             blockalign: [None, None, None],
             bs_unaligned: false,
+            bs_is_seq_rand: false,
             size: None,
             io_size: None,
             offset: SizeOrPct::Bytes(0),

@@ -520,6 +520,10 @@ pub struct IoGen {
     /// bssplit per direction, in fio's order (sorted by percentage, smallest first).
     split: [Vec<(u64, u64)>; 3],
     bs_unaligned: bool,
+    /// `bs_is_seq_rand`, and whether the offset just drawn was a random one (fio's
+    /// `is_random` from `get_next_block`), which then picks the sizes.
+    bs_is_seq_rand: bool,
+    is_random: bool,
     perc_rand: [u32; 3],
     time_based: bool,
     io_size_opt: Option<u64>,
@@ -767,6 +771,8 @@ impl IoGen {
             ba,
             split,
             bs_unaligned: spec.bs_unaligned,
+            bs_is_seq_rand: spec.bs_is_seq_rand,
+            is_random: false,
             perc_rand: spec.percentage_random.map(|p| p.min(100)),
             time_based: spec.time_based,
             io_size_opt: spec.io_size,
@@ -1318,6 +1324,7 @@ impl IoGen {
             // region's start again in `get_next_offset`, so with `offset` > 0 it writes one
             // wrong block over and over; blksim writes the trimmed block.
             self.busy_ok = true;
+            self.is_random = true;
             self.last_start[Ddir::Trim.idx()]? - self.file_offset
         } else {
             self.get_next_block(ddir, rw_seq_hit)?
@@ -1374,9 +1381,13 @@ impl IoGen {
     /// a larger alignment can take it past 2^64 (the offset then fails the region check).
     fn get_next_block(&mut self, ddir: Ddir, rw_seq: bool) -> Option<u64> {
         let ba = self.ba[ddir.idx()];
+        // fio's `is_random`: a random draw of `should_do_random` only, not a random block
+        // that stands in for a sequential offset that failed.
+        self.is_random = false;
         if rw_seq {
             if self.rw.is_random() {
                 if self.should_do_random(ddir) {
+                    self.is_random = true;
                     self.get_next_rand_block(ddir).map(|b| b.wrapping_mul(ba))
                 } else {
                     self.busy_ok = true;
@@ -1628,7 +1639,11 @@ impl IoGen {
             let t = Ddir::Trim.idx();
             return self.last_start[t].map_or(0, |s| self.last_pos[t] - s);
         }
-        let d = ddir.idx();
+        let d = match (self.bs_is_seq_rand, self.is_random) {
+            (false, _) => ddir.idx(),
+            (true, true) => Ddir::Write.idx(),
+            (true, false) => Ddir::Read.idx(),
+        };
         let (minbs, maxbs) = (self.min_bs[d], self.max_bs[d]);
         if minbs == maxbs {
             return minbs;

@@ -175,6 +175,12 @@ fn blksim_issues_the_ios_fio_issues() {
         // trimwrite picks a trim when the last trim and write started together; its write
         // takes its own sequential offset and size, so different sizes drift apart.
         ("twsizes", "rw=trimwrite\nbs=4k,8k,4k\nsize=8m\n"),
+        // bs_is_seq_rand: the read sizes for the sequential I/Os of rw=randrw:3, the write
+        // sizes for its random ones, whatever the direction.
+        (
+            "seqrand",
+            "rw=randrw:3\nbsrange=1k-8k,16k-32k\nbs_is_seq_rand=1\n",
+        ),
         // randtrimwrite's write counts down rw=...:N as its trim does.
         ("rtwseq", "rw=randtrimwrite:4\nsize=2m\n"),
         // zonemode=strided: zonesize bytes in each zone of zonerange, then zoneskip on.
