@@ -400,6 +400,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("thinktime", &[], T::Time, "0", C::Rate, "Idle time between IO buffers (us)", set_thinktime),
     m("thinktime_blocks", &[], T::Int, "1", C::Rate, "IO buffer period between 'thinktime'",
       set_thinktime_blocks),
+    m("thinktime_iotime", &[], T::Time, "0", C::Rate, "IO time interval between 'thinktime'",
+      set_thinktime_iotime),
     // ---- sync ----------------------------------------------------------------------------
     m("fsync", &[], T::Int, "0", C::Sync, "Issue fsync for writes every given number of blocks", set_fsync),
     m("fdatasync", &[], T::Int, "0", C::Sync, "Issue fdatasync for writes every given number of blocks",
@@ -476,7 +478,6 @@ pub static OPTIONS: &[OptionDesc] = &[
         ("complete", "thinktime_blocks takes effect at the completion side"),
         ("issue", "thinktime_blocks takes effect at the issue side"),
     ]),
-    unm("thinktime_iotime", C::Rate, "Timed IO period between 'thinktime'"),
     unm("random_sequence_stride", C::Random, "Stride for the 'sequence' random distribution"),
     m("sync", &[], T::Str, "none", C::Sync, "Use synchronous write IO (O_SYNC/O_DSYNC)", set_sync)
         .vals(&[
@@ -2237,6 +2238,13 @@ fn set_thinktime_blocks_type(
 
 fn set_thinktime_blocks(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.thinktime_blocks = u32_of(v, j.kb_base, 1, u64::from(u32::MAX))?;
+    j.thinktime_blocks_set = true;
+    Ok(())
+}
+
+/// `thinktime_iotime`: seconds unless suffixed (fio's `is_seconds`).
+fn set_thinktime_iotime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.thinktime_iotime_ns = time_opt(v, NS_PER_SEC, MAX_THINKTIME_NS)?;
     Ok(())
 }
 

@@ -449,6 +449,12 @@ pub struct JobSpec {
     /// `thinktime` in ns.
     pub thinktime_ns: u64,
     pub thinktime_blocks: u32,
+    /// `thinktime_blocks` was given (with `thinktime_iotime` alone, fio skips the blocks
+    /// check: its default of 1 would think after every I/O).
+    pub thinktime_blocks_set: bool,
+    /// `thinktime_iotime` in ns: think once this much time (plus `thinktime`) has passed
+    /// since the last think time (`handle_thinktime`).
+    pub thinktime_iotime_ns: u64,
     /// `thinktime_blocks_type=issue`: count the I/Os issued; fio's default counts those
     /// completed.
     pub thinktime_blocks_issue: bool,
@@ -750,6 +756,8 @@ impl Default for JobSpec {
             rate_poisson: false,
             thinktime_ns: 0,
             thinktime_blocks: 1,
+            thinktime_blocks_set: false,
+            thinktime_iotime_ns: 0,
             thinktime_blocks_issue: false,
             fsync: 0,
             fdatasync: 0,

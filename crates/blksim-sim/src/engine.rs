@@ -599,6 +599,10 @@ impl Sim {
                 wrote: false,
                 thinktime_ns: spec.thinktime_ns,
                 thinktime_blocks: spec.thinktime_blocks.max(1),
+                thinktime_iotime: spec.thinktime_iotime_ns,
+                thinktime_blocks_set: spec.thinktime_blocks_set,
+                last_thinktime: 0,
+                queued_at: 0,
                 rate_bps: Ddir::ALL.map(|d| {
                     let i = d.idx();
                     if spec.rate[i] > 0 {

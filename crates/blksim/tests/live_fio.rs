@@ -765,3 +765,64 @@ fn exitall_ends_the_jobs_exit_what_names_as_fio() {
         }
     }
 }
+
+/// `thinktime_iotime`: fio thinks once `thinktime_iotime` plus the think time has passed
+/// since the last think time, checked after each io_u it queues (`handle_thinktime`), and
+/// then not after `thinktime_blocks` I/Os unless that option is given too. A rated job
+/// (100 I/O/s) on the null engine, 25 ms think times: each I/O's completion time in the
+/// latency log, against the real fio's (to 3 ms: fio runs in wall-clock time).
+#[test]
+fn thinktime_iotime_thinks_when_fio_does() {
+    let d = tmpdir("iotime");
+    for extra in [
+        &["--thinktime_iotime=50ms"][..],
+        &["--thinktime_iotime=30ms", "--thinktime_blocks=5"][..],
+    ] {
+        let mut args = vec![
+            "--name=a",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randread",
+            "--rate_iops=100",
+            "--number_ios=30",
+            "--thinktime=25ms",
+            "--write_lat_log=f",
+            "--output-format=terse",
+        ];
+        args.extend(extra);
+        let times = |who: &str| -> Vec<u64> {
+            let text = std::fs::read_to_string(d.join(format!("{who}_clat.1.log"))).unwrap();
+            text.lines()
+                .map(|l| l.split(", ").next().unwrap().parse().unwrap())
+                .collect()
+        };
+        let mut fio_args = args.clone();
+        fio_args[7] = "--write_lat_log=fio";
+        checked(
+            fio().current_dir(&d).args(&fio_args).output().unwrap(),
+            "fio iotime",
+        );
+        let mut ours = args.clone();
+        ours[7] = "--write_lat_log=sim";
+        checked(
+            blksim()
+                .current_dir(&d)
+                .arg("run")
+                .args(&ours)
+                .arg("--device=null_blk")
+                .output()
+                .unwrap(),
+            "blksim iotime",
+        );
+        let (theirs, ours) = (times("fio"), times("sim"));
+        assert_eq!(theirs.len(), ours.len(), "{extra:?}");
+        for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+            assert!(
+                a.abs_diff(*b) <= 3,
+                "{extra:?}: I/O {i} at {a} ms, fio {b} ms"
+            );
+        }
+        // The think times are there: gaps of 25 ms where the rate alone leaves 10.
+        assert!(ours.windows(2).any(|w| w[1] - w[0] >= 20), "{ours:?}");
+    }
+}

@@ -15,6 +15,8 @@ impl Sim {
         }
         task.state = TaskState::Running;
         task.start_ns = now;
+        // `init_thinktime`: `last_thinktime` starts at the job's epoch.
+        task.last_thinktime = now;
         if let Some(ss) = task.ss.as_mut() {
             ss.set_epoch(now);
         }
@@ -114,14 +116,33 @@ impl Sim {
             // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
             // value at the last think time, note it, wait for everything in flight
             // (`io_u_quiesce`), then stall. `do_verify` has no think time.
+            // With `thinktime_iotime`, also once that long (and the think time) has passed
+            // since the last think time, and then only so unless `thinktime_blocks` is given.
             if task.thinktime_ns > 0 && !stopping && !task.think_pending && !task.in_verify {
                 let b = if task.think_issue {
                     task.think_issued
                 } else {
                     task.think_done
                 };
-                if b >= task.think_last + task.thinktime_blocks as u64 {
+                let mut stall = false;
+                let mut by_blocks = true;
+                if task.thinktime_iotime > 0 {
+                    // fio looks after each io_u it queues: the time is that queue's.
+                    let since = task.queued_at.saturating_sub(task.last_thinktime);
+                    if since >= task.thinktime_iotime + task.thinktime_ns {
+                        stall = true;
+                    } else if !task.thinktime_blocks_set {
+                        by_blocks = false;
+                    }
+                }
+                if by_blocks && b >= task.think_last + task.thinktime_blocks as u64 {
+                    stall = true;
+                }
+                if stall {
                     task.think_last = b;
+                    if task.thinktime_iotime > 0 {
+                        task.last_thinktime = task.queued_at;
+                    }
                     task.think_pending = true;
                 }
             }
@@ -484,6 +505,7 @@ impl Sim {
             }
             self.ios_issued += 1;
             task.think_issued += 1;
+            task.queued_at = now;
             if io.ddir == Ddir::Write {
                 task.wrote = true;
                 task.writes_issued += 1;

@@ -231,6 +231,13 @@ pub(crate) struct Task {
     pub(crate) wrote: bool,
     pub(crate) thinktime_ns: Ns,
     pub(crate) thinktime_blocks: u32,
+    /// `thinktime_iotime` (0 = off), whether `thinktime_blocks` was given, and fio's
+    /// `last_thinktime`: the job's start, then the time of each think check that stalled.
+    pub(crate) thinktime_iotime: Ns,
+    pub(crate) thinktime_blocks_set: bool,
+    pub(crate) last_thinktime: Ns,
+    /// When the task last queued an io_u.
+    pub(crate) queued_at: Ns,
     /// fio's rate state per direction (`__setup_rate`, `usec_for_io`): bytes per second
     /// (`rate`, else `rate_iops` × the direction's smallest block size), bytes issued since
     /// the rate clock started, and when the next I/O is due, from that start.
