@@ -213,6 +213,7 @@ impl Sim {
                         }
                         task.verify_reads = Some(log.into_reads());
                         task.held = None;
+                        task.held_behind_sync = false;
                         task.rate_wait = None;
                         task.in_verify = true;
                         task.gen_done = false;

@@ -380,6 +380,7 @@ impl Task {
     /// batch of reads of logged writes starts (`verify_backlog_batch`, or the backlog), and
     /// goes on while the first piece's write is done (`get_next_verify`). Not once `do_io`'s
     /// loop is over: what is left is read back after the writes.
+    ///
     /// `drawn_ahead`: the generator already drew the I/O fio would draw next (one held
     /// behind a sync), so its count says nothing of whether `do_io`'s loop goes on.
     pub(crate) fn check_get_verify(&mut self, drawn_ahead: bool) -> Option<IoU> {
