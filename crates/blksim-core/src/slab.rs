@@ -79,6 +79,11 @@ impl<T> Slab<T> {
         self.try_get(id).is_some()
     }
 
+    /// The live entries, in slot order.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.slots.iter().flatten()
+    }
+
     /// Number of live entries.
     pub fn len(&self) -> usize {
         self.live

@@ -312,6 +312,8 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("bssplit", &[], T::Str, "", C::BlockSize,
       "Set a specific mix of block sizes (bs/pct:bs/pct..., per direction)", set_bssplit),
     m("ba", &["blockalign"], T::Size, "", C::BlockSize, "IO block offset alignment", set_blockalign),
+    m("serialize_overlap", &[], T::Bool, "0", C::Engine,
+      "Wait for in-flight IOs that collide to complete", set_serialize_overlap),
     m("bs_is_seq_rand", &[], T::Bool, "0", C::BlockSize,
       "Consider any blocksize setting to be sequential,random", set_bs_is_seq_rand),
     m("bs_unaligned", &["blocksize_unaligned"], T::Flag, "", C::BlockSize,
@@ -645,7 +647,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     ign("verify_header_seed", "Verify the header seed used to generate the buffer contents"),
     ign("verify_write_sequence", "Verify header write sequence number"),
     ign("experimental_verify", "Enable experimental verification"),
-    ign("serialize_overlap", "Wait for in-flight IOs that collide to complete"),
     ign("ioscheduler_set", "Whether fio may set the device's I/O scheduler"),
     ign("exitall_error", "Terminate all jobs when one exits in error"),
     ign("daemonize", "Run fio in the background"),
@@ -1613,6 +1614,12 @@ fn set_blockalign(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<()
             j.blockalign[d] = if b == 0 { None } else { Some(b) };
         }
     }
+    Ok(())
+}
+
+/// `serialize_overlap`.
+fn set_serialize_overlap(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.serialize_overlap = parse_bool(v)?;
     Ok(())
 }
 

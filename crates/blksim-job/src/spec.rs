@@ -368,6 +368,9 @@ pub struct JobSpec {
     /// `bs_is_seq_rand`: the block sizes given for reads are a sequential I/O's, those for
     /// writes a random I/O's, whatever its direction (`get_next_buflen`).
     pub bs_is_seq_rand: bool,
+    /// `serialize_overlap`: an io_u that overlaps one in flight waits for completions
+    /// (`io_u_submit` answers FIO_Q_BUSY). See [`JobSpec::effective_serialize_overlap`].
+    pub serialize_overlap: bool,
     /// `size`: None = the whole device (minus offset).
     pub size: Option<SizeOrPct>,
     /// `io_size`/`io_limit`.
@@ -703,6 +706,7 @@ impl Default for JobSpec {
             blockalign: [None, None, None],
             bs_unaligned: false,
             bs_is_seq_rand: false,
+            serialize_overlap: false,
             size: None,
             io_size: None,
             offset: SizeOrPct::Bytes(0),
@@ -898,6 +902,17 @@ impl JobSpec {
     pub fn effective_iodepth_batch_complete_max(&self) -> u32 {
         self.iodepth_batch_complete_max
             .max(self.iodepth_batch_complete_min)
+    }
+
+    /// `serialize_overlap` after `fixup_options`, which turns it off for a job that changes
+    /// no data or runs at `iodepth=1`, unless it replays a log or submits from offload
+    /// threads.
+    pub fn effective_serialize_overlap(&self) -> bool {
+        let changes = self.rw.has_write() || self.rw.has_trim();
+        self.serialize_overlap
+            && (self.replay.file.is_some()
+                || self.io_submit_offload
+                || (changes && self.iodepth > 1))
     }
 
     /// The I/O priority value fio gives the job's I/O (`ioprio_value`: class, best effort

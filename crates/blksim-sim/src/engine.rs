@@ -643,6 +643,7 @@ impl Sim {
                 crashed: false,
                 in_verify: false,
                 ioprio: IoPrio(spec.ioprio_value() as u16),
+                serialize_overlap: spec.effective_serialize_overlap(),
                 exit_what: spec.exit_what,
                 exitall_on_error: spec.exitall_on_error,
                 verify_backlog: spec.verify_backlog,

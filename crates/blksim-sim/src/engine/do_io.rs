@@ -436,6 +436,31 @@ impl Sim {
                 }
                 task.replay_due = None;
             }
+            // `io_u_submit` with `serialize_overlap`: an io_u that overlaps one in flight
+            // (queued, or done and not yet reaped) is answered FIO_Q_BUSY before
+            // `td_io_queue`; fio commits, reaps a round and tries the same io_u again. A rate
+            // wait cannot come between: `rate_ddir` waits for everything in flight first.
+            if task.serialize_overlap
+                && task.in_flight + task.pending.len() as u32 > 0
+                && task.ious.values().any(|u| {
+                    u.sync.is_none()
+                        && io.offset < u.offset + u.len
+                        && u.offset < io.offset + io.len
+                })
+            {
+                // `unlog_io_piece`: what the write's log entry displaced stays out.
+                if let Some(log) = task.verify_log.as_mut() {
+                    log.drop_overlapped(&io);
+                }
+                task.held = Some(io);
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                }
+                if self.busy_wait(t, now) {
+                    return;
+                }
+                continue;
+            }
             // Rate limiting (`rate_iops`, `rate`): fio's `usec_for_io` sets when the next I/O
             // of a direction is due, from the bytes issued since the rate clock started; a
             // job that fell behind (a think time, a slow device) issues at once until it has

@@ -297,6 +297,8 @@ pub(crate) struct Task {
     /// `verify_backlog` (0 = off) and `verify_backlog_batch` (0 = `verify_backlog`): reads
     /// of logged writes taken while writing (`check_get_verify`), and how many are left of
     /// the batch under way (fio's `td->verify_batch`).
+    /// `serialize_overlap` as fio applies it (`JobSpec::effective_serialize_overlap`).
+    pub(crate) serialize_overlap: bool,
     /// The I/O priority of the job's bios (`prio`, `prioclass`: ioprio_set(2) on the thread,
     /// which `bio_set_ioprio` gives every bio it submits), and of its log lines.
     pub(crate) ioprio: IoPrio,
