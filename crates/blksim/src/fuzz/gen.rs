@@ -65,7 +65,14 @@ pub const EVENTS_BASE: u64 = 100_000;
 pub const EVENTS_UNKNOWN: u64 = 5_000_000;
 
 /// Options the generator never draws: names and paths mean nothing to a simulated run.
-const NOT_DRAWN: &[&str] = &["name", "description", "filename", "directory"];
+const NOT_DRAWN: &[&str] = &[
+    "name",
+    "description",
+    "filename",
+    "directory",
+    // A job's name, drawn per job below (an earlier job's, as fio requires).
+    "wait_for",
+];
 /// Options drawn per job from its share of the budget (never in `[global]`).
 const SIZING: &[&str] = &[
     "size",
@@ -589,6 +596,11 @@ fn gen_job(
             };
             sec.set(&name, v);
         }
+    }
+    // `wait_for` names an earlier job.
+    let r = &mut streams.stream(&format!("job{i}.wait_for"));
+    if i > 0 && chance(r, 4) {
+        sec.set("wait_for", Some(format!("job{}", r.below(i as u64))));
     }
     // An option fio has and blksim accepts with a note.
     let r = &mut streams.stream(&format!("job{i}.ignored"));
