@@ -404,6 +404,8 @@ pub static OPTIONS: &[OptionDesc] = &[
       set_thinktime_blocks),
     m("thinktime_iotime", &[], T::Time, "0", C::Rate, "IO time interval between 'thinktime'",
       set_thinktime_iotime),
+    m("rate_ignore_thinktime", &[], T::Bool, "0", C::Rate, "Rated IO ignores thinktime settings",
+      set_rate_ignore_thinktime),
     // ---- sync ----------------------------------------------------------------------------
     m("fsync", &[], T::Int, "0", C::Sync, "Issue fsync for writes every given number of blocks", set_fsync),
     m("fdatasync", &[], T::Int, "0", C::Sync, "Issue fdatasync for writes every given number of blocks",
@@ -473,7 +475,6 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("rate_min", C::Rate, "Job must meet this rate or it will be shutdown").aka(&["ratemin"]),
     unm("rate_iops_min", C::Rate, "Job must meet this rate or it will be shut down"),
     unm("rate_cycle", C::Rate, "Window average for rate limits (msec)").aka(&["ratecycle"]),
-    unm("rate_ignore_thinktime", C::Rate, "Rated IO ignores thinktime settings"),
     unm("thinktime_spin", C::Rate, "Start think time by spinning this amount (usec)"),
     m("thinktime_blocks_type", &[], T::Str, "complete", C::Rate, "How thinktime_blocks takes effect",
       set_thinktime_blocks_type).vals(&[
@@ -2246,6 +2247,16 @@ fn set_thinktime_blocks_type(
 fn set_thinktime_blocks(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.thinktime_blocks = u32_of(v, j.kb_base, 1, u64::from(u32::MAX))?;
     j.thinktime_blocks_set = true;
+    Ok(())
+}
+
+/// `rate_ignore_thinktime`: a think time counts as I/O done at the rate.
+fn set_rate_ignore_thinktime(
+    j: &mut JobSpec,
+    _: &'static OptionDesc,
+    v: &str,
+) -> Result<(), String> {
+    j.rate_ignore_thinktime = parse_bool(v)?;
     Ok(())
 }
 

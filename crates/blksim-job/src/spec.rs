@@ -458,6 +458,8 @@ pub struct JobSpec {
     /// `thinktime_iotime` in ns: think once this much time (plus `thinktime`) has passed
     /// since the last think time (`handle_thinktime`).
     pub thinktime_iotime_ns: u64,
+    /// `rate_ignore_thinktime`: after a think time the rate does not catch up on it.
+    pub rate_ignore_thinktime: bool,
     /// `thinktime_blocks_type=issue`: count the I/Os issued; fio's default counts those
     /// completed.
     pub thinktime_blocks_issue: bool,
@@ -762,6 +764,7 @@ impl Default for JobSpec {
             thinktime_blocks: 1,
             thinktime_blocks_set: false,
             thinktime_iotime_ns: 0,
+            rate_ignore_thinktime: false,
             thinktime_blocks_issue: false,
             fsync: 0,
             fdatasync: 0,

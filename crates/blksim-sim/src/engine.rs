@@ -603,6 +603,8 @@ impl Sim {
                 thinktime_blocks_set: spec.thinktime_blocks_set,
                 last_thinktime: 0,
                 queued_at: 0,
+                queued_ddir: Ddir::Read,
+                rate_ign_think: spec.rate_ignore_thinktime,
                 rate_bps: Ddir::ALL.map(|d| {
                     let i = d.idx();
                     if spec.rate[i] > 0 {

@@ -156,6 +156,8 @@ impl Sim {
                 }
                 task.think_pending = false;
                 task.wait = Wait::Sleeping;
+                let d = task.queued_ddir.idx();
+                task.rate_think_ignored(d, task.thinktime_ns);
                 let at = now.saturating_add(task.thinktime_ns);
                 task.sleep = (now, at);
                 self.evq.push(at, Ev::TaskWake(t as u32));
@@ -532,6 +534,7 @@ impl Sim {
             self.ios_issued += 1;
             task.think_issued += 1;
             task.queued_at = now;
+            task.queued_ddir = io.ddir;
             if io.ddir == Ddir::Write {
                 task.wrote = true;
                 task.writes_issued += 1;

@@ -236,8 +236,11 @@ pub(crate) struct Task {
     pub(crate) thinktime_iotime: Ns,
     pub(crate) thinktime_blocks_set: bool,
     pub(crate) last_thinktime: Ns,
-    /// When the task last queued an io_u.
+    /// When the task last queued an io_u, and its direction.
     pub(crate) queued_at: Ns,
+    pub(crate) queued_ddir: Ddir,
+    /// `rate_ignore_thinktime`.
+    pub(crate) rate_ign_think: bool,
     /// fio's rate state per direction (`__setup_rate`, `usec_for_io`): bytes per second
     /// (`rate`, else `rate_iops` × the direction's smallest block size), bytes issued since
     /// the rate clock started, and when the next I/O is due, from that start.
@@ -375,6 +378,28 @@ impl Task {
             (self.rate_issued_bytes[d] as u128 * NSEC_PER_SEC as u128 / bps).min(NS_HORIZON as u128)
                 as Ns
         };
+    }
+
+    /// `handle_thinktime` with `rate_ignore_thinktime`: a think time of `total` ns after an
+    /// I/O of direction `d` counts as the bytes the rate would have issued meanwhile, less
+    /// one block when it spans a whole I/O's time, so the job goes on at its rate instead
+    /// of catching up. fio's unsigned difference would wrap when the rounded bytes fall short
+    /// of the block (the job then never issues again); it stops at 0 here.
+    pub(crate) fn rate_think_ignored(&mut self, d: usize, total: Ns) {
+        let bps = self.rate_bps[d];
+        let total_us = total / 1_000;
+        if !self.rate_ign_think || bps == 0 || total_us == 0 {
+            return;
+        }
+        let missed = (bps as u128 * total_us as u128 / 1_000_000) as u64;
+        let bs = self.rate_min_bs[d];
+        let usperop = (bs as u128 * 1_000_000 / bps as u128) as u64;
+        let over = if usperop <= total_us { bs } else { 0 };
+        // The next I/O's time was set when the last one was queued (`usec_for_io` right
+        // after `io_u_submit`); these count from the one after.
+        self.rate_issued_bytes[d] += missed.saturating_sub(over);
+        // `last_usec` under rate_process=poisson.
+        self.rate_last[d] = self.rate_last[d].saturating_add(total_us * 1_000);
     }
 
     /// fio's `check_get_verify` (io_u.c), before a new I/O is drawn: with `verify_backlog`
