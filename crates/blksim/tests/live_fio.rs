@@ -712,7 +712,9 @@ fn unaligned_direct_io_fails_with_einval_as_in_fio() {
 /// `startdelay` counts from the run's start, also in a later group (`run_threads` compares
 /// it with `utime_since_genesis`). Rated jobs on the null engine, so each count follows
 /// from the times; both tools must give each job's I/Os and runtime (to 4 ms and 10 %: fio
-/// runs in wall-clock time, and notices a termination at the end of a sleep's slice).
+/// runs in wall-clock time, and notices a termination at the end of a sleep's slice). fio's
+/// timing suffers when the machine is loaded (the suite runs tests side by side), so each
+/// case may take fio up to three runs to match.
 #[test]
 fn exitall_ends_the_jobs_exit_what_names_as_fio() {
     let job = "[global]\nioengine=null\nsize=1m\nbs=4k\n\
@@ -738,8 +740,6 @@ fn exitall_ends_the_jobs_exit_what_names_as_fio() {
             }
             args.push(e);
         }
-        let theirs = fio().current_dir(&d).args(&args).output().unwrap();
-        let theirs = first_json(&checked(theirs, "fio exitall"), "fio exitall");
         let ours = blksim()
             .arg("run")
             .args(&args)
@@ -747,22 +747,39 @@ fn exitall_ends_the_jobs_exit_what_names_as_fio() {
             .output()
             .unwrap();
         let ours = first_json(&checked(ours, "blksim exitall"), "blksim exitall");
+        let ios = |j: &Value| u(&j["read"]["total_ios"]);
         for i in 0..4 {
-            let (a, b) = (&ours["jobs"][i], &theirs["jobs"][i]);
-            let name = a["jobname"].as_str().unwrap();
-            let ios = |j: &Value| u(&j["read"]["total_ios"]);
-            assert!(
-                ios(b).abs_diff(want[i]) <= 1,
-                "fio {name} {extra:?}: {}",
-                ios(b)
-            );
-            assert_eq!(ios(a), want[i], "blksim {name} {extra:?}");
-            let (ra, rb) = (u(&a["job_runtime"]), u(&b["job_runtime"]));
-            assert!(
-                ra.abs_diff(rb) <= 4 + rb / 10,
-                "{name} {extra:?}: {ra} ms against fio's {rb}"
-            );
+            let a = &ours["jobs"][i];
+            assert_eq!(ios(a), want[i], "blksim {} {extra:?}", a["jobname"]);
         }
+        // The first difference from fio's run, if any.
+        let differs = |theirs: &Value| {
+            (0..4).find_map(|i| {
+                let (a, b) = (&ours["jobs"][i], &theirs["jobs"][i]);
+                let (ra, rb) = (u(&a["job_runtime"]), u(&b["job_runtime"]));
+                (ios(b).abs_diff(want[i]) > 1 || ra.abs_diff(rb) > 4 + rb / 10).then(|| {
+                    format!(
+                        "{} {extra:?}: fio {} I/Os in {rb} ms, blksim {} in {ra}",
+                        a["jobname"],
+                        ios(b),
+                        ios(a)
+                    )
+                })
+            })
+        };
+        let mut last = String::new();
+        let matched = (0..3).any(|_| {
+            let theirs = fio().current_dir(&d).args(&args).output().unwrap();
+            let theirs = first_json(&checked(theirs, "fio exitall"), "fio exitall");
+            match differs(&theirs) {
+                Some(m) => {
+                    last = m;
+                    false
+                }
+                None => true,
+            }
+        });
+        assert!(matched, "{last}");
     }
 }
 
@@ -773,7 +790,8 @@ fn exitall_ends_the_jobs_exit_what_names_as_fio() {
 /// the rate (less a block when it spans an I/O's time), from the I/O after the next, whose
 /// time `usec_for_io` set before the think. 100 I/O/s on the null engine, 25 ms think times
 /// (5 ms in the last case): each I/O's completion time in the latency log, against the
-/// real fio's (to 3 ms: fio runs in wall-clock time).
+/// real fio's (to 3 ms: fio runs in wall-clock time; up to three runs of fio, whose timing
+/// suffers when the suite loads the machine).
 #[test]
 fn think_times_match_fio() {
     let d = tmpdir("iotime");
@@ -807,10 +825,6 @@ fn think_times_match_fio() {
         };
         let mut fio_args = args.clone();
         fio_args[7] = "--write_lat_log=fio";
-        checked(
-            fio().current_dir(&d).args(&fio_args).output().unwrap(),
-            "fio iotime",
-        );
         let mut ours = args.clone();
         ours[7] = "--write_lat_log=sim";
         checked(
@@ -823,14 +837,34 @@ fn think_times_match_fio() {
                 .unwrap(),
             "blksim iotime",
         );
-        let (theirs, ours) = (times("fio"), times("sim"));
-        assert_eq!(theirs.len(), ours.len(), "{extra:?}");
-        for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
-            assert!(
-                a.abs_diff(*b) <= 3,
-                "{extra:?}: I/O {i} at {a} ms, fio {b} ms"
+        let ours = times("sim");
+        // fio's timing suffers when the machine is loaded: up to three runs to match.
+        let mut last = String::new();
+        let matched = (0..3).any(|_| {
+            checked(
+                fio().current_dir(&d).args(&fio_args).output().unwrap(),
+                "fio iotime",
             );
-        }
+            let theirs = times("fio");
+            let bad = (theirs.len() != ours.len())
+                .then(|| format!("{} I/Os, fio {}", ours.len(), theirs.len()))
+                .or_else(|| {
+                    ours.iter()
+                        .zip(&theirs)
+                        .enumerate()
+                        .find_map(|(i, (a, b))| {
+                            (a.abs_diff(*b) > 3).then(|| format!("I/O {i} at {a} ms, fio {b} ms"))
+                        })
+                });
+            match bad {
+                Some(m) => {
+                    last = m;
+                    false
+                }
+                None => true,
+            }
+        });
+        assert!(matched, "{extra:?}: {last}");
         // The think times are there: gaps above the rate's 10 ms.
         assert!(ours.windows(2).any(|w| w[1] - w[0] >= 15), "{ours:?}");
     }
