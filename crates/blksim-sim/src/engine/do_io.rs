@@ -420,11 +420,7 @@ impl Sim {
                 && !task.null_engine
                 && (!task.pending.is_empty() || (task.trim_drains && task.in_flight > 0))
             {
-                task.held = Some(io);
-                if !task.pending.is_empty() {
-                    self.commit(t, now);
-                }
-                if self.busy_wait(t, now) {
+                if self.busy_hold(t, now, io) {
                     return;
                 }
                 continue;
@@ -454,11 +450,7 @@ impl Sim {
                 if let Some(log) = task.verify_log.as_mut() {
                     log.drop_overlapped(&io);
                 }
-                task.held = Some(io);
-                if !task.pending.is_empty() {
-                    self.commit(t, now);
-                }
-                if self.busy_wait(t, now) {
+                if self.busy_hold(t, now, io) {
                     return;
                 }
                 continue;
@@ -842,6 +834,16 @@ impl Sim {
             }
         }
         task.commit_batch.clear();
+    }
+
+    /// FIO_Q_BUSY for `io`: it waits in `held`, what is queued is committed, and the task
+    /// reaps a round before it tries `io` again. Returns whether the task now waits.
+    fn busy_hold(&mut self, t: usize, now: Ns, io: IoU) -> bool {
+        self.tasks[t].held = Some(io);
+        if !self.tasks[t].pending.is_empty() {
+            self.commit(t, now);
+        }
+        self.busy_wait(t, now)
     }
 
     /// `do_io` after FIO_Q_BUSY (and the commit it does): with io_us in flight the task
