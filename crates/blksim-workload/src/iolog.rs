@@ -646,7 +646,7 @@ impl IologReader {
             if ddir == Ddir::Trim {
                 // fio's read_iolog2 takes a trim's time (io_log_last_ttime) and then
                 // drops it ("bad ddir: 2"): its gap is not waited. fio's write_iolog
-                // writes trims, but no version of fio to date replays them.
+                // writes trims, but fio 3.33 (and its master of 2026) replays none.
                 self.trims_dropped += 1;
                 if self.first_trim_line == 0 {
                     self.first_trim_line = self.line_no;
