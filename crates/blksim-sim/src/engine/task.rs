@@ -297,9 +297,6 @@ pub(crate) struct Task {
     pub(crate) crashed: bool,
     /// The read-back phase has started.
     pub(crate) in_verify: bool,
-    /// `verify_backlog` (0 = off) and `verify_backlog_batch` (0 = `verify_backlog`): reads
-    /// of logged writes taken while writing (`check_get_verify`), and how many are left of
-    /// the batch under way (fio's `td->verify_batch`).
     /// `serialize_overlap` as fio applies it (`JobSpec::effective_serialize_overlap`).
     pub(crate) serialize_overlap: bool,
     /// The I/O priority of the job's bios (`prio`, `prioclass`: ioprio_set(2) on the thread,
@@ -308,6 +305,9 @@ pub(crate) struct Task {
     /// `exit_what` and `exitall_on_error` (see `Sim::terminate_threads`).
     pub(crate) exit_what: ExitWhat,
     pub(crate) exitall_on_error: bool,
+    /// `verify_backlog` (0 = off) and `verify_backlog_batch` (0 = `verify_backlog`): reads
+    /// of logged writes taken while writing (`check_get_verify`), and how many are left of
+    /// the batch under way (fio's `td->verify_batch`).
     pub(crate) verify_backlog: u64,
     pub(crate) verify_backlog_batch: u64,
     pub(crate) verify_batch: u64,
@@ -419,43 +419,41 @@ impl Task {
         {
             return None;
         }
-        let log = self.verify_log.as_mut()?;
-        let n = log.hist_len();
-        if n == 0 {
+        if !self.verify_batch_due() {
             return None;
+        }
+        let io = self.verify_log.as_mut()?.take_first()?;
+        self.verify_batch -= 1;
+        Some(io)
+    }
+
+    /// `check_get_verify`'s choice: a batch is under way, or starts now because the log
+    /// holds a non-zero multiple of `verify_backlog` pieces and the last io_u reaped was not
+    /// a read.
+    fn verify_batch_due(&mut self) -> bool {
+        let n = self.verify_log.as_ref().map_or(0, |l| l.hist_len());
+        if self.verify_backlog == 0 || n == 0 {
+            return false;
         }
         if self.verify_batch == 0 {
             if !n.is_multiple_of(self.verify_backlog) || self.last_ddir == Ddir::Read {
-                return None;
+                return false;
             }
             self.verify_batch = match self.verify_backlog_batch {
                 0 => self.verify_backlog,
                 b => b,
             };
         }
-        let io = log.take_first()?;
-        self.verify_batch -= 1;
-        Some(io)
+        true
     }
 
     /// `check_get_verify` for an io_u that was requeued (FIO_Q_BUSY): `get_next_verify`
     /// returns it as it is, and the batch counts it, as it would count a piece; a batch may
     /// start there too.
     pub(crate) fn verify_check_requeued(&mut self) {
-        let n = self.verify_log.as_ref().map_or(0, |l| l.hist_len());
-        if self.verify_backlog == 0 || n == 0 {
-            return;
+        if self.verify_batch_due() {
+            self.verify_batch -= 1;
         }
-        if self.verify_batch == 0 {
-            if !n.is_multiple_of(self.verify_backlog) || self.last_ddir == Ddir::Read {
-                return;
-            }
-            self.verify_batch = match self.verify_backlog_batch {
-                0 => self.verify_backlog,
-                b => b,
-            };
-        }
-        self.verify_batch -= 1;
     }
 
     /// A sync completed: a task waiting in a synchronous fsync returns from it.
