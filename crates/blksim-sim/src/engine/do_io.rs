@@ -438,6 +438,8 @@ impl Sim {
             // (queued, or done and not yet reaped) is answered FIO_Q_BUSY before
             // `td_io_queue`; fio commits, reaps a round and tries the same io_u again. A rate
             // wait cannot come between: `rate_ddir` waits for everything in flight first.
+            // Departure: fio's `in_flight_overlap` also compares sync io_us, with whatever
+            // offset and length their io_u last held; syncs are left out here.
             if task.serialize_overlap
                 && task.in_flight + task.pending.len() as u32 > 0
                 && task.ious.values().any(|u| {
