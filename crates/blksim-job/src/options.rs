@@ -12,8 +12,9 @@
 //! one-line note to [`JobSpec::notes`].
 
 use crate::spec::{
-    BsSpec, BsSplit, CpusAllowedPolicy, Ddir, ExitWhat, IoEngine, JobSpec, RandomDistribution,
-    RandomGenerator, RwPattern, SizeOrPct, TraceFormat, Zone, ZoneAbs, ZoneMode, REPLAY_SKIP_SYNC,
+    BsSpec, BsSplit, CmdPrioSplit, CpusAllowedPolicy, Ddir, ExitWhat, IoEngine, JobSpec,
+    RandomDistribution, RandomGenerator, RwPattern, SizeOrPct, TraceFormat, Zone, ZoneAbs,
+    ZoneMode, REPLAY_SKIP_SYNC,
 };
 use crate::value::{
     parse_bool, parse_float, parse_range, parse_signed_size, parse_size, parse_size_or_pct,
@@ -567,10 +568,12 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("uncached", C::Engine, "Use RWF_UNCACHED for buffered read/writes (io_uring/pvsync2)"),
     unm("nowait", C::Engine, "Use RWF_NOWAIT for reads/writes"),
     unm("userspace_reap", C::Engine, "Use alternative user-space reap implementation (libaio)"),
-    unm("cmdprio_percentage", C::Engine, "Send high priority I/O this percentage of the time"),
-    unm("cmdprio_class", C::Engine, "Set asynchronous IO priority class"),
-    unm("cmdprio", C::Engine, "Set asynchronous IO priority level"),
-    unm("cmdprio_bssplit", C::Engine, "Set priority percentages for different block sizes"),
+    m("cmdprio_percentage", &[], T::Int, "", C::Engine, "Send high priority I/O this percentage of the time",
+      set_cmdprio_percentage),
+    m("cmdprio_class", &[], T::Int, "", C::Engine, "Set asynchronous IO priority class", set_cmdprio_class),
+    m("cmdprio", &[], T::Int, "", C::Engine, "Set asynchronous IO priority level", set_cmdprio),
+    m("cmdprio_bssplit", &[], T::Str, "", C::Engine, "Set priority percentages for different block sizes",
+      set_cmdprio_bssplit),
     unm("priohint", C::Job, "Set job IO priority hint"),
     unm("atomic", C::File, "Use atomic writes (O_DIRECT + RWF_ATOMIC)"),
     unm("block_error_percentiles", C::Reporting, "Record trim block errors and make a histogram"),
@@ -850,6 +853,10 @@ const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
     ("registerfiles", &["io_uring"]),
     ("sqthread_poll", &["io_uring"]),
     ("sqthread_poll_cpu", &["io_uring"]),
+    ("cmdprio_percentage", &["libaio", "io_uring"]),
+    ("cmdprio_class", &["libaio", "io_uring"]),
+    ("cmdprio", &["libaio", "io_uring"]),
+    ("cmdprio_bssplit", &["libaio", "io_uring"]),
 ];
 
 /// A job that loads another engine than `[global]`'s drops the engine options it inherited
@@ -866,6 +873,7 @@ pub(crate) fn drop_inherited_engine_options(job: &mut JobSpec, global: &JobSpec)
             job.unmark_set(o);
             match *o {
                 "hipri" => job.hipri = false,
+                o if o.starts_with("cmdprio") => job.cmdprio = Default::default(),
                 _ => job.io_uring = Default::default(),
             }
         }
@@ -909,6 +917,34 @@ pub(crate) fn check_engine_options(spec: &JobSpec) -> Result<(), crate::ParseErr
                     spec.ioengine.name()
                 ),
             ));
+        }
+    }
+    check_cmdprio(spec)
+}
+
+/// `fio_cmdprio_init`'s checks, which fail the engine's setup: `cmdprio_percentage` and
+/// `cmdprio_bssplit` together, and one block size's percentages over 100
+/// (`fio_cmdprio_fill_bsprio`).
+fn check_cmdprio(spec: &JobSpec) -> Result<(), crate::ParseError> {
+    let c = &spec.cmdprio;
+    if c.bssplit.is_some() && c.percentage.iter().any(|&p| p > 0) {
+        return Err(spec.error_at(
+            &["cmdprio_bssplit", "cmdprio_percentage"],
+            "cmdprio_percentage and cmdprio_bssplit options are mutually exclusive (fio refuses the job)",
+        ));
+    }
+    for d in 0..2 {
+        for b in c.table(d, true) {
+            let total: u32 = b.prios.iter().map(|p| p.0).sum();
+            if total > 100 {
+                return Err(spec.error_at(
+                    &["cmdprio_bssplit"],
+                    format!(
+                        "cmdprio_bssplit total percentage for bs: {} exceeds 100 (fio refuses the job)",
+                        b.bs.unwrap_or(0)
+                    ),
+                ));
+            }
         }
     }
     Ok(())
@@ -1848,6 +1884,115 @@ fn set_sqthread_poll(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result
 fn set_sqthread_poll_cpu(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.io_uring.sqthread_poll_cpu = Some(u32_of(v, j.kb_base, 0, 4095)? as u16);
     Ok(())
+}
+
+/// `cmdprio_percentage`: reads,writes (one value for both), 0..=100.
+fn set_cmdprio_percentage(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.cmdprio.percentage;
+    each_ddir(v, |d, p| {
+        if d < 2 {
+            out[d] = u32_of(p, kb, 0, 100)?;
+        }
+        Ok(())
+    })?;
+    j.cmdprio.percentage = out;
+    Ok(())
+}
+
+/// `cmdprio_class`: reads,writes, 1..=3 (`IOPRIO_MIN_PRIO_CLASS + 1` to `IOPRIO_MAX_PRIO_CLASS`).
+fn set_cmdprio_class(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.cmdprio.class;
+    each_ddir(v, |d, p| {
+        if d < 2 {
+            out[d] = u32_of(p, kb, 1, 3)?;
+        }
+        Ok(())
+    })?;
+    j.cmdprio.class = out;
+    Ok(())
+}
+
+/// `cmdprio`: reads,writes, 0..=7 (`IOPRIO_MIN_PRIO` to `IOPRIO_MAX_PRIO`).
+fn set_cmdprio(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.cmdprio.level;
+    each_ddir(v, |d, p| {
+        if d < 2 {
+            out[d] = u32_of(p, kb, 0, 7)?;
+        }
+        Ok(())
+    })?;
+    j.cmdprio.level = out;
+    Ok(())
+}
+
+/// `cmdprio_bssplit`: per direction (`str_split_parse`), `bs/perc[/class/level]` entries
+/// separated by `:` (`split_parse_prio_ddir`, `parse_cmdprio_bssplit_entry`). An empty value
+/// turns it off, as fio tests the string's length.
+fn set_cmdprio_bssplit(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    if v.trim().is_empty() {
+        j.cmdprio.bssplit = None;
+        return Ok(());
+    }
+    let kb = j.kb_base;
+    let mut out: [Vec<CmdPrioSplit>; 2] = Default::default();
+    each_ddir(v, |d, p| {
+        if d < 2 {
+            out[d] = parse_cmdprio_bssplit(p, kb)?;
+        }
+        Ok(())
+    })?;
+    j.cmdprio.bssplit = Some(out);
+    Ok(())
+}
+
+/// One direction of `cmdprio_bssplit`.
+fn parse_cmdprio_bssplit(s: &str, kb: u32) -> Result<Vec<CmdPrioSplit>, String> {
+    let mut out = Vec::new();
+    let entries: Vec<&str> = s.split(':').take_while(|e| !e.is_empty()).collect();
+    // `BSSPLIT_MAX`.
+    if entries.len() > 64 {
+        return Err("too many cmdprio_bssplit entries (at most 64 per direction)".into());
+    }
+    for e in entries {
+        let fields: Vec<&str> = e.split('/').collect();
+        let bs = parse_size(fields[0], kb)
+            .map_err(|err| format!("cmdprio_bssplit entry '{e}': {err}"))?;
+        let num = |f: &str, max: u64| -> Result<u32, String> {
+            // `%u`, then fio's `min(value, max)`.
+            let n: u64 = f.trim().parse().map_err(|_| {
+                format!("cmdprio_bssplit entry '{e}': '{f}' is not a number (expected bs/perc or bs/perc/class/level)")
+            })?;
+            Ok(n.min(max) as u32)
+        };
+        let (perc, prio) = match fields.len() {
+            // `bs/`, and `bs` alone: sscanf matches the size only.
+            1 => (0, None),
+            2 if fields[1].is_empty() => (0, None),
+            2 => (num(fields[1], 100)?, None),
+            4 => {
+                let class = num(fields[2], 3)?;
+                let level = num(fields[3], 7)?;
+                // `ioprio_value`: class 0 is best effort.
+                let class = if class == 0 { 2 } else { class };
+                (num(fields[1], 100)?, Some((class << 13) | level))
+            }
+            _ => {
+                return Err(format!(
+                    "invalid cmdprio_bssplit entry '{e}' (expected bs/perc or bs/perc/class/level)"
+                ))
+            }
+        };
+        // "skip zero perc entries, they provide no useful information".
+        if perc > 0 {
+            out.push(CmdPrioSplit { bs, perc, prio });
+        }
+    }
+    // `fio_split_prio_cmp` by block size; glibc's qsort keeps equal sizes in order.
+    out.sort_by_key(|e| e.bs);
+    Ok(out)
 }
 
 fn set_norandommap(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {

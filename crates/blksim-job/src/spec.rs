@@ -328,6 +328,89 @@ pub struct IoUringOpts {
     pub sqthread_poll_cpu: Option<u16>,
 }
 
+/// One entry of `cmdprio_bssplit` (`struct split_prio`, `parse_cmdprio_bssplit_entry`): I/Os
+/// of exactly `bs` bytes take priority `prio` this percentage of the time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CmdPrioSplit {
+    pub bs: u64,
+    /// 0..=100 (fio caps a larger value at 100).
+    pub perc: u32,
+    /// The priority value (`ioprio_value(class, level)`), or None for the entry written
+    /// `bs/perc`, which takes `cmdprio_class` and `cmdprio`.
+    pub prio: Option<u32>,
+}
+
+/// The libaio and io_uring engines' per-I/O priorities (`engines/cmdprio.c`, fio 3.33):
+/// `cmdprio_percentage`, `cmdprio_class`, `cmdprio` and `cmdprio_bssplit`, reads then
+/// writes. The engine draws for each read or write it queues whether the I/O takes the
+/// priority given here instead of the job's (`fio_cmdprio_set_ioprio`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CmdPrioOpts {
+    /// `cmdprio_percentage` (0..=100).
+    pub percentage: [u32; 2],
+    /// `cmdprio_class` (1..=3); 0 when not given, which is real time
+    /// (`fio_cmdprio_parse_and_gen`).
+    pub class: [u32; 2],
+    /// `cmdprio` (0..=7).
+    pub level: [u32; 2],
+    /// `cmdprio_bssplit`, each direction sorted by block size (`fio_split_prio_cmp`; entries
+    /// of one size keep their order) without its 0 % entries; None when not given.
+    pub bssplit: Option<[Vec<CmdPrioSplit>; 2]>,
+}
+
+/// One block size's priorities of a direction (`struct cmdprio_bsprio`): `bs` None matches
+/// every size (`cmdprio_percentage`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CmdPrioBs {
+    pub bs: Option<u64>,
+    /// (percentage, priority value), drawn in this order.
+    pub prios: Vec<(u32, u32)>,
+}
+
+impl CmdPrioOpts {
+    /// Either option that turns the draws on was given (`fio_cmdprio_init`'s mode).
+    pub fn enabled(&self) -> bool {
+        self.bssplit.is_some() || self.percentage.iter().any(|&p| p > 0)
+    }
+
+    /// The implicit priority of a direction: `cmdprio_class` (real time when not given)
+    /// and `cmdprio`.
+    fn implicit(&self, d: usize) -> u32 {
+        let class = if self.class[d] == 0 { 1 } else { self.class[d] };
+        (class << 13) | self.level[d]
+    }
+
+    /// What a direction draws from, empty when it draws nothing: fio builds the tables only
+    /// for a direction the job does (`td_read`, `td_write`) with a non-zero percentage
+    /// (`fio_cmdprio_gen_perc`, `fio_cmdprio_parse_and_gen_bssplit`).
+    pub fn table(&self, d: usize, does_dir: bool) -> Vec<CmdPrioBs> {
+        if !does_dir || d > 1 {
+            return Vec::new();
+        }
+        match &self.bssplit {
+            Some(split) => {
+                let mut out: Vec<CmdPrioBs> = Vec::new();
+                for e in &split[d] {
+                    let prio = e.prio.unwrap_or_else(|| self.implicit(d));
+                    match out.last_mut() {
+                        Some(b) if b.bs == Some(e.bs) => b.prios.push((e.perc, prio)),
+                        _ => out.push(CmdPrioBs {
+                            bs: Some(e.bs),
+                            prios: vec![(e.perc, prio)],
+                        }),
+                    }
+                }
+                out
+            }
+            None if self.percentage[d] > 0 => vec![CmdPrioBs {
+                bs: None,
+                prios: vec![(self.percentage[d], self.implicit(d))],
+            }],
+            None => Vec::new(),
+        }
+    }
+}
+
 impl IoUringOpts {
     /// Files are registered: asked for, or implied by `sqthread_poll` (`fio_ioring_init`:
     /// "sqthread submission requires registered files").
@@ -425,6 +508,8 @@ pub struct JobSpec {
     pub hipri: bool,
     /// The io_uring engine's options (`engines/io_uring.c`).
     pub io_uring: IoUringOpts,
+    /// The libaio and io_uring engines' per-I/O priorities (`engines/cmdprio.c`).
+    pub cmdprio: CmdPrioOpts,
     /// `random_generator`: which generator draws the random offsets.
     pub random_generator: RandomGenerator,
     /// True when `iodepth` was given (fio's `fio_option_is_set`): a blktrace replay
@@ -743,6 +828,7 @@ impl Default for JobSpec {
             allrandrepeat: false,
             hipri: false,
             io_uring: IoUringOpts::default(),
+            cmdprio: CmdPrioOpts::default(),
             random_generator: RandomGenerator::Tausworthe,
             iodepth_set: false,
             iodepth_shown: None,

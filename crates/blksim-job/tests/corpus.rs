@@ -670,3 +670,29 @@ fn engine_and_timing_files_have_their_meaning() {
     assert!(job(&s, "unaligned-old-name").bs_unaligned);
     assert!(job(&s, "waits").stonewall);
 }
+
+/// `cmdprio_*`: per direction (one value for both), real time when no class is given, the
+/// size split sorted by size with the implicit class and level for `bs/perc` entries.
+#[test]
+fn io_priorities_have_their_meaning() {
+    let s = load("job-control.fio");
+    let j = job(&s, "cmdprio-share");
+    assert_eq!(
+        (j.cmdprio.percentage, j.cmdprio.class, j.cmdprio.level),
+        ([10, 20], [2, 1], [3, 3])
+    );
+    let t: Vec<Vec<CmdPrioBs>> = (0..2).map(|d| j.cmdprio.table(d, true)).collect();
+    assert_eq!(t[0][0].prios, vec![(10, (2 << 13) | 3)]);
+    assert_eq!(t[1][0].prios, vec![(20, (1 << 13) | 3)]);
+    let j = job(&s, "cmdprio-by-size");
+    let reads = j.cmdprio.table(0, true);
+    assert_eq!(reads.len(), 1);
+    assert_eq!(reads[0].bs, Some(4096));
+    assert_eq!(reads[0].prios, vec![(10, 1 << 13), (20, 1 << 13)]);
+    let writes = j.cmdprio.table(1, true);
+    assert_eq!(writes[0].bs, Some(8192));
+    assert_eq!(writes[0].prios, vec![(30, 3 << 13)]);
+    // A direction the job does not do draws nothing.
+    assert!(j.cmdprio.table(1, false).is_empty());
+    assert!(job(&s, "first").cmdprio.table(0, true).is_empty());
+}
