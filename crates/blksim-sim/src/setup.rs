@@ -634,24 +634,27 @@ pub fn build_report(
         }
         reports.push(jr);
     }
+    // `__show_run_stats`: a job joins the report before it when it has `group_reporting`
+    // and the same group id; any other job starts a report of its own. So a job without
+    // `group_reporting` after a reporting group stands alone, and one with it joins the
+    // job before it of its group, even a job without it. (fio 3.33 then also prints an
+    // empty report, which its count of reports expected: not copied.)
     let mut folded: Vec<JobReport> = Vec::new();
-    let mut i = 0;
-    while i < reports.len() {
-        let spec = &jobs.jobs[out.tasks[i].spec];
-        if spec.group_reporting {
-            let g = reports[i].groupid;
-            let mut j = i;
-            while j < reports.len() && reports[j].groupid == g {
-                j += 1;
-            }
-            if let Some(m) = JobReport::merge_group(&reports[i..j]) {
-                folded.push(m);
-            }
-            i = j;
-        } else {
-            folded.push(reports[i].clone());
-            i += 1;
+    let mut start = 0;
+    for i in 1..=reports.len() {
+        let joins = i < reports.len()
+            && jobs.jobs[out.tasks[i].spec].group_reporting
+            && reports[i].groupid == reports[i - 1].groupid;
+        if joins {
+            continue;
         }
+        let m = if i - start == 1 {
+            reports[start].clone()
+        } else {
+            JobReport::merge_group(&reports[start..i]).expect("a report per group")
+        };
+        folded.push(m);
+        start = i;
     }
     r.jobs = folded;
     r.compute_groups();

@@ -205,6 +205,7 @@ const NULL_ENGINE_FILES: &[&str] = &[
     "rw-modes.fio",
     "null-syncs.fio",
     "null-verify.fio",
+    "group-folding.fio",
 ];
 
 /// On the null engine the jobs, names, groups, echoed options and per-direction counts of I/Os
