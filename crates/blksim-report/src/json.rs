@@ -247,6 +247,31 @@ fn ddir_json(
         "lat_ns",
         lat_json(&d.lat, o.lat_percentiles, plist, d.lat.hist.as_ref(), plus),
     );
+    // Per priority, from two priorities with samples on (`get_nr_prios_with_samples`).
+    if d.prios_with_samples() >= 2 {
+        let name = if o.lat_percentiles {
+            "lat_ns"
+        } else {
+            "clat_ns"
+        };
+        let pct = o.clat_percentiles || o.lat_percentiles;
+        let prios = d
+            .prios
+            .iter()
+            .filter(|p| p.lat.samples > 0)
+            .map(|p| {
+                let mut e = JsonValue::object();
+                e.push("prioclass", int(u64::from(p.ioprio >> 13)))
+                    .push("prio", int(u64::from(p.ioprio & 7)))
+                    .push(
+                        name,
+                        lat_json(&p.lat, pct, plist, p.lat.hist.as_ref(), plus),
+                    );
+                e
+            })
+            .collect();
+        v.push("prios", JsonValue::Array(prios));
+    }
     // A replayed trace's own response times (not in fio): only when the trace had them.
     if d.recorded.samples > 0 {
         v.push(

@@ -271,6 +271,15 @@ fn show_ddir_status(
     display_lat(" lat", &d.lat, out)?;
     let o = &js.opts;
     let (plist, prec) = (&o.percentile_list, o.percentile_precision);
+    // Per priority, from two priorities with samples on (`get_nr_prios_with_samples`).
+    let clat_type = if o.lat_percentiles { "lat" } else { "clat" };
+    let by_prio = d.prios_with_samples() >= 2;
+    let prio_name = |p: u32| format!("{clat_type} prio {}/{}", p >> 13, p & 7);
+    if by_prio {
+        for p in &d.prios {
+            display_lat(&prio_name(p.ioprio), &p.lat, out)?;
+        }
+    }
     if o.slat_percentiles && d.slat.samples > 0 {
         show_percentiles(
             d.slat.hist.as_ref(),
@@ -293,6 +302,21 @@ fn show_ddir_status(
     }
     if o.lat_percentiles && d.lat.samples > 0 {
         show_percentiles(d.lat.hist.as_ref(), d.lat.samples, plist, prec, "lat", out)?;
+    }
+    if (o.clat_percentiles || o.lat_percentiles) && by_prio {
+        let samples = if o.lat_percentiles {
+            d.lat.samples
+        } else {
+            d.clat.samples
+        };
+        for p in d.prios.iter().filter(|p| p.lat.samples > 0) {
+            let name = format!(
+                "{} ({:.2}% of IOs)",
+                prio_name(p.ioprio),
+                100.0 * p.lat.samples as f64 / samples as f64
+            );
+            show_percentiles(p.lat.hist.as_ref(), p.lat.samples, plist, prec, &name, out)?;
+        }
     }
     // A replayed trace's own response times, beside the simulated ones (not in fio).
     if d.recorded.samples > 0 {

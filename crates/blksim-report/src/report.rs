@@ -194,6 +194,10 @@ impl JobReport {
             out.steadystate = j.steadystate.clone();
             out.elapsed_sec = out.elapsed_sec.max(j.elapsed_sec);
         }
+        let stats: Vec<&JobStats> = jobs.iter().map(|j| &j.stats).collect();
+        for (d, p) in JobStats::sum_prios(&stats).into_iter().enumerate() {
+            out.stats.dir[d].prios = p;
+        }
         Some(out)
     }
 }

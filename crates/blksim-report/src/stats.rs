@@ -243,6 +243,16 @@ impl LatStat {
     }
 }
 
+/// One I/O priority's latencies in a direction (`struct clat_prio_stat`): completion
+/// latencies, or total latencies with `lat_percentiles` (fio keeps the `clat_` names for
+/// both), with their histogram when percentiles are on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrioStat {
+    /// The priority value (class above bit 13, level below).
+    pub ioprio: u32,
+    pub lat: LatStat,
+}
+
 /// Statistics of one direction (read, write or trim) of one job.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirStats {
@@ -263,6 +273,10 @@ pub struct DirStats {
     /// A replayed trace's own response times for this direction (MSR's `ResponseTime`,
     /// a blktrace's queue-to-completion times), with their histogram; empty otherwise.
     pub recorded: LatStat,
+    /// Latencies per I/O priority (`ts->clat_prio[ddir]`): index 0 is the job's own
+    /// priority, the others the engine's `cmdprio` values; empty when the engine sets none
+    /// for this direction.
+    pub prios: Vec<PrioStat>,
     // Sampling state (fio's td->stat_io_bytes / stat_io_blocks).
     stat_io_bytes: u64,
     stat_io_blocks: u64,
@@ -279,12 +293,18 @@ impl DirStats {
             clat: LatStat::new(o.clat_percentiles),
             lat: LatStat::new(o.lat_percentiles),
             recorded: LatStat::new(true),
+            prios: Vec::new(),
             bw: LatStat::new(false),
             iops: LatStat::new(false),
             runtime_ms: 0,
             stat_io_bytes: 0,
             stat_io_blocks: 0,
         }
+    }
+
+    /// `get_nr_prios_with_samples`: fio shows the per-priority latencies from two on.
+    pub fn prios_with_samples(&self) -> usize {
+        self.prios.iter().filter(|p| p.lat.samples > 0).count()
     }
 
     /// A direction fio would print (`show_thread_status_normal`: io_bytes != 0).
@@ -363,6 +383,8 @@ struct RampTally {
 /// Everything fio's `struct thread_stat` holds for one job (or, after `merge`, a group).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobStats {
+    /// The job's own I/O priority (`ts->ioprio`: `prio`/`prioclass`, 0 without them).
+    pub ioprio: u32,
     pub opts: StatsOptions,
     pub dir: [DirStats; DDIR_RWDIR_CNT],
     /// fsync/fdatasync latency (`sync_stat`), with `io_u_sync_plat` when percentiles on.
@@ -452,6 +474,7 @@ impl JobStats {
         let epoch = start_ns + o.ramp_ns;
         let d = DirStats::new(&o);
         JobStats {
+            ioprio: 0,
             dir: [d.clone(), d.clone(), d],
             sync: LatStat::new(o.clat_percentiles || o.lat_percentiles),
             sync_total_ios: 0,
@@ -513,6 +536,41 @@ impl JobStats {
     /// `clat_ns` (issue to completion); total latency is `slat + clat`.
     #[inline]
     pub fn record_io(&mut self, ddir: usize, now_ns: u64, bytes: u64, slat_ns: u64, clat_ns: u64) {
+        self.record_io_prio(ddir, now_ns, bytes, slat_ns, clat_ns, 0);
+    }
+
+    /// The priorities a direction's I/O may take (`init_cmdprio_values`, `init_ts_clat_prio`):
+    /// the job's own first, then each other value once; `prio` of
+    /// [`Self::record_io_prio`] indexes this list. None of them for a direction without.
+    pub fn set_prios(&mut self, ddir: usize, ioprio: u32, others: &[u32]) {
+        self.ioprio = ioprio;
+        let hist = self.opts.clat_percentiles || self.opts.lat_percentiles;
+        let d = &mut self.dir[ddir];
+        d.prios.clear();
+        if others.is_empty() {
+            return;
+        }
+        for &p in std::iter::once(&ioprio).chain(others) {
+            if !d.prios.iter().any(|s| s.ioprio == p) {
+                d.prios.push(PrioStat {
+                    ioprio: p,
+                    lat: LatStat::new(hist),
+                });
+            }
+        }
+    }
+
+    /// [`Self::record_io`] of an I/O that took priority `prio` (an index of the direction's
+    /// [`Self::set_prios`]; 0, the job's own, when it has none).
+    pub fn record_io_prio(
+        &mut self,
+        ddir: usize,
+        now_ns: u64,
+        bytes: u64,
+        slat_ns: u64,
+        clat_ns: u64,
+        prio: u16,
+    ) {
         debug_assert!(ddir < DDIR_RWDIR_CNT);
         if !self.counting(now_ns) {
             if let Some(r) = self.ramp_tally(now_ns) {
@@ -538,6 +596,17 @@ impl JobStats {
         }
         if !disable_clat {
             d.clat.add(clat_ns);
+        }
+        if !d.prios.is_empty() {
+            // `add_clat_sample` adds the priority's sample, or `add_lat_sample` with
+            // `lat_percentiles`.
+            if o.lat_percentiles {
+                if !disable_lat {
+                    d.prios[prio as usize].lat.add(slat_ns + clat_ns);
+                }
+            } else if !disable_clat {
+                d.prios[prio as usize].lat.add(clat_ns);
+            }
         }
         d.io_bytes += bytes;
         d.total_ios += 1;
@@ -931,6 +1000,61 @@ impl JobStats {
             (None, Some(b)) => self.timeline = Some(b.clone()),
             _ => {}
         }
+    }
+
+    /// `__show_run_stats` and `sum_clat_prio_stats` for the jobs of a report: per priority
+    /// latencies are kept when a job had several (`cmdprio`) or the jobs' own priorities
+    /// differ (else `disable_prio_stat`); a job with one priority brings its clat (lat
+    /// with `lat_percentiles`) under its own; equal priorities add up, new ones are
+    /// appended in the order met.
+    pub fn sum_prios(jobs: &[&JobStats]) -> [Vec<PrioStat>; DDIR_RWDIR_CNT] {
+        let mut out: [Vec<PrioStat>; DDIR_RWDIR_CNT] = Default::default();
+        let Some(first) = jobs.first() else {
+            return out;
+        };
+        let keep = jobs
+            .iter()
+            .any(|j| j.ioprio != first.ioprio || j.dir.iter().any(|d| !d.prios.is_empty()));
+        if !keep {
+            return out;
+        }
+        for (d, dst) in out.iter_mut().enumerate() {
+            let add = |dst: &mut Vec<PrioStat>, ioprio: u32, st: &LatStat| {
+                if st.samples == 0 {
+                    return;
+                }
+                let i = match dst.iter().position(|p| p.ioprio == ioprio) {
+                    Some(i) => i,
+                    None => {
+                        dst.push(PrioStat {
+                            ioprio,
+                            lat: LatStat::new(false),
+                        });
+                        dst.len() - 1
+                    }
+                };
+                dst[i].lat.merge(st);
+            };
+            for j in jobs {
+                let src = &j.dir[d];
+                if src.prios.is_empty() {
+                    let st = if j.opts.lat_percentiles {
+                        &src.lat
+                    } else {
+                        &src.clat
+                    };
+                    add(dst, j.ioprio, st);
+                } else if dst.is_empty() {
+                    // `clat_prio_stats_copy`: the first array is taken whole.
+                    *dst = src.prios.clone();
+                } else {
+                    for p in &src.prios {
+                        add(dst, p.ioprio, &p.lat);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Sum of read+write+trim `total_io_u` (`ddir_rw_sum`).

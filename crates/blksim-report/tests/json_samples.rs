@@ -4,7 +4,7 @@
 mod common;
 
 use blksim_report::hist::plat_val_to_idx;
-use blksim_report::stats::{DDIR_RWDIR_CNT, IO_U_MAP_NR, LAT_M_NR, LAT_N_NR, LAT_U_NR};
+use blksim_report::stats::{PrioStat, DDIR_RWDIR_CNT, IO_U_MAP_NR, LAT_M_NR, LAT_N_NR, LAT_U_NR};
 use blksim_report::{
     write_json, DiskUtil, JobReport, JobStats, JsonValue, LatHist, LatStat, RunReport, StatsOptions,
 };
@@ -94,6 +94,13 @@ fn report_from_json(doc: &Value) -> RunReport {
             ds.slat = lat_stat(&dv["slat_ns"]);
             ds.clat = lat_stat(&dv["clat_ns"]);
             ds.lat = lat_stat(&dv["lat_ns"]);
+            for p in dv["prios"].as_array().into_iter().flatten() {
+                let st = p.get("clat_ns").or_else(|| p.get("lat_ns")).unwrap();
+                ds.prios.push(PrioStat {
+                    ioprio: (u(&p["prioclass"]) << 13 | u(&p["prio"])) as u32,
+                    lat: lat_stat(st),
+                });
+            }
             ds.bw = LatStat::from_summary(
                 u(&dv["bw_min"]),
                 u(&dv["bw_max"]),
@@ -218,6 +225,30 @@ fn json_file_mixed_two_jobs_disk_util() {
 #[test]
 fn json_numjobs_group_reporting() {
     check_roundtrip("numjobs_group.json", false);
+}
+
+/// libaio with `cmdprio_percentage=25,40 cmdprio_class=2,1`: the per-priority `prios`
+/// arrays after each direction's `lat_ns`.
+#[test]
+fn json_cmdprio_per_priority() {
+    check_roundtrip("cmdprio.json", false);
+}
+
+#[test]
+fn jsonplus_cmdprio_per_priority() {
+    check_roundtrip("cmdprio.jsonplus.json", true);
+}
+
+/// Two null-engine trim jobs at `prio=1` and `prio=5` reported as one group: the group's
+/// `prios` sum each job's latencies under its own priority (`sum_clat_prio_stats`).
+#[test]
+fn json_group_of_two_priorities() {
+    check_roundtrip("prio_group_trim.json", false);
+}
+
+#[test]
+fn jsonplus_group_of_two_priorities() {
+    check_roundtrip("prio_group_trim.jsonplus.json", true);
 }
 
 #[test]
