@@ -6,6 +6,7 @@
 //! `iodepth_low` (`wait_for_completions`); sync engines keep one I/O in flight whatever
 //! `iodepth` says. All CPU work is instantaneous on the ideal platform.
 
+mod cmdprio;
 mod do_io;
 pub mod explain;
 mod iolog;
@@ -506,6 +507,19 @@ impl Sim {
             } else {
                 lo
             };
+            let mut stats = JobStats::new(0, &opts);
+            let cmdprio = cmdprio::CmdPrio::new(
+                spec,
+                seeds.seeds[blksim_workload::frand::off::PRIO_CMDS],
+                spec.ioprio_value(),
+            )
+            .map(|(c, lists)| {
+                for (d, list) in lists.iter().enumerate() {
+                    stats.set_prios(d, spec.ioprio_value(), list.get(1..).unwrap_or(&[]));
+                }
+                Box::new(c)
+            });
+            stats.ioprio = spec.ioprio_value();
             tasks.push(Task {
                 setup_failure: match &job_failure {
                     // fio's lines, then blksim's, which names the job file line.
@@ -543,7 +557,7 @@ impl Sim {
                 complete_min,
                 complete_max: spec.effective_iodepth_batch_complete_max().clamp(1, depth),
                 iodepth_low,
-                stats: JobStats::new(0, &opts),
+                stats,
                 stats_opts: opts,
                 state: TaskState::Waiting,
                 wait_for: wait_for.clone(),
@@ -645,6 +659,7 @@ impl Sim {
                 crashed: false,
                 in_verify: false,
                 ioprio: IoPrio(spec.ioprio_value() as u16),
+                cmdprio,
                 serialize_overlap: spec.effective_serialize_overlap(),
                 exit_what: spec.exit_what,
                 exitall_on_error: spec.exitall_on_error,

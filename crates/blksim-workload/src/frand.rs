@@ -31,6 +31,8 @@ pub mod off {
     pub const BLOCK: usize = 6;
     pub const SEQ_RAND_READ: usize = 10;
     pub const ZONE: usize = 16;
+    /// `FIO_RAND_PRIO_CMDS`: the libaio and io_uring engines' `cmdprio` draws.
+    pub const PRIO_CMDS: usize = 19;
     /// `FIO_RAND_NR_OFFS`.
     pub const NR: usize = 21;
 }

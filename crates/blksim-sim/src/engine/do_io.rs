@@ -28,7 +28,13 @@ impl Sim {
         if let Some(l) = task.iolog.as_mut() {
             l.start(now);
         }
-        task.stats = JobStats::new(now, &task.stats_opts);
+        // Fresh statistics from the start, keeping the priorities they are kept by.
+        let mut stats = JobStats::new(now, &task.stats_opts);
+        stats.ioprio = task.stats.ioprio;
+        for (d, old) in stats.dir.iter_mut().zip(&mut task.stats.dir) {
+            d.prios = std::mem::take(&mut old.prios);
+        }
+        task.stats = stats;
         // fio sets the ring up (and an SQPOLL ring's thread starts) when the job starts,
         // after its startdelay.
         task.sq_last = now;
@@ -503,6 +509,13 @@ impl Sim {
                 // `log_io_u`, with `io_ddir_name`.
                 l.io(now, io.ddir.name(), io.offset, io.len);
             }
+            // The engine's priority draw (`fio_cmdprio_set_ioprio`), for reads and writes:
+            // an async engine's trim is an ioctl that never reaches it.
+            let (ioprio, prio_index) = match task.cmdprio.as_mut() {
+                Some(c) if !sync_trim => c.draw(io.ddir, io.len),
+                _ => None,
+            }
+            .unwrap_or((task.ioprio, 0));
             let id = task.ious.insert(IoUnit {
                 ddir: io.ddir,
                 offset: io.offset,
@@ -513,6 +526,8 @@ impl Sim {
                 sync: None,
                 dsync_flush: false,
                 errno: 0,
+                ioprio,
+                prio_index,
             });
             task.pending.push(id);
             task.issued += 1;
@@ -728,7 +743,7 @@ impl Sim {
                 nr_segments: ((nsec as u64 * 512).div_ceil(4096)).max(1) as u16,
                 task: task_id,
                 cpu,
-                ioprio: self.tasks[t].ioprio,
+                ioprio: io.ioprio,
                 version,
                 queue_time: now,
                 next: blksim_block::request::NO_BIO,
@@ -1061,7 +1076,8 @@ impl Sim {
             } else {
                 let slat = io.issue.saturating_sub(io.start);
                 let clat = now.saturating_sub(io.issue);
-                task.stats.record_io(io.ddir.idx(), now, io.len, slat, clat);
+                task.stats
+                    .record_io_prio(io.ddir.idx(), now, io.len, slat, clat, io.prio_index);
                 task.rw_completed(now, io.len);
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
@@ -1077,7 +1093,7 @@ impl Sim {
                             slat,
                             clat,
                             task.stats.opts.record_slat,
-                            u32::from(task.ioprio.0),
+                            u32::from(io.ioprio.0),
                         );
                         if !task.stats.window_log.is_empty() {
                             l.windows(&task.stats.window_log, ep);

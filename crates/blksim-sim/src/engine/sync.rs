@@ -24,6 +24,8 @@ impl Sim {
             sync: Some(kind),
             dsync_flush: false,
             errno: 0,
+            ioprio: task.ioprio,
+            prio_index: 0,
         });
         if kind != SyncKind::EndFsync {
             task.syncs_out += 1;
@@ -106,6 +108,8 @@ impl Sim {
             }),
             dsync_flush: false,
             errno: 0,
+            ioprio: task.ioprio,
+            prio_index: 0,
         });
         task.syncs_out += 1;
         task.pending.push(id);

@@ -62,6 +62,10 @@ pub(crate) struct IoUnit {
     /// syscall goes on with `generic_write_sync` → `blkdev_fsync`, an empty PREFLUSH write,
     /// before it returns.
     pub(crate) dsync_flush: bool,
+    /// Its priority (`io_u->ioprio`: the job's, or the engine's `cmdprio` draw) and that
+    /// priority's place in the job's per-priority latencies (`clat_prio_index`).
+    pub(crate) ioprio: IoPrio,
+    pub(crate) prio_index: u16,
 }
 
 /// The kernel's per-I/O work for the task's engine outside the block layer (CPU model), and
@@ -302,6 +306,8 @@ pub(crate) struct Task {
     /// The I/O priority of the job's bios (`prio`, `prioclass`: ioprio_set(2) on the thread,
     /// which `bio_set_ioprio` gives every bio it submits), and of its log lines.
     pub(crate) ioprio: IoPrio,
+    /// The engine's per-I/O priorities (`cmdprio_percentage`, `cmdprio_bssplit`).
+    pub(crate) cmdprio: Option<Box<super::cmdprio::CmdPrio>>,
     /// `exit_what` and `exitall_on_error` (see `Sim::terminate_threads`).
     pub(crate) exit_what: ExitWhat,
     pub(crate) exitall_on_error: bool,

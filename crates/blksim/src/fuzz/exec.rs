@@ -546,17 +546,22 @@ pub(super) const FIO_JSON: &[&str] = &[
     include_str!("../../../blksim-report/tests/data/null_randread.json"),
     include_str!("../../../blksim-report/tests/data/file_mixed.json"),
     include_str!("../../../blksim-report/tests/data/numjobs_group.json"),
+    include_str!("../../../blksim-report/tests/data/cmdprio.json"),
+    include_str!("../../../blksim-report/tests/data/prio_group_trim.json"),
 ];
 pub(super) const FIO_JSON_PLUS: &[&str] = &[
     include_str!("../../../blksim-report/tests/data/null_randread.jsonplus.json"),
     include_str!("../../../blksim-report/tests/data/libaio_direct_timed.jsonplus.json"),
+    include_str!("../../../blksim-report/tests/data/cmdprio.jsonplus.json"),
+    include_str!("../../../blksim-report/tests/data/prio_group_trim.jsonplus.json"),
 ];
 
 /// Key paths that depend on the case, not on the report's shape: the options as written
 /// (`job options`, `global options`), blksim's own key, fio's error counts (`total_err`,
 /// `first_error`: only with `continue_on_error`), and latency percentiles and bins, which fio
 /// prints only for directions with samples and the enabled percentile kinds
-/// (`clat_percentiles`, `lat_percentiles`, `slat_percentiles`, `gtod_reduce`).
+/// (`clat_percentiles`, `lat_percentiles`, `slat_percentiles`, `gtod_reduce`), and the
+/// latencies of each priority, kept as clat or as lat by `lat_percentiles`.
 fn case_dependent(k: &str) -> bool {
     if k.starts_with("/blksim")
         || k.starts_with("/global options")
@@ -567,6 +572,9 @@ fn case_dependent(k: &str) -> bool {
         return true;
     }
     let parts: Vec<&str> = k.split('/').collect();
+    if parts.len() >= 5 && parts[3] == "prios[]" && parts[4].ends_with("_ns") {
+        return true;
+    }
     // "", "jobs[]", dir, lat kind, "percentile"|"bins", ["<n>"]
     parts.len() >= 5
         && parts[1] == "jobs[]"

@@ -729,6 +729,30 @@ fn draw_option_value(r: &mut Rng, o: &OptionDesc, cx: &JobCtx) -> Option<Option<
             v.dedup();
             s(v.join(":"))
         }
+        "cmdprio_percentage" => {
+            if chance(r, 25) {
+                s(format!("{},{}", pct(r), pct(r)))
+            } else {
+                s(pct(r).to_string())
+            }
+        }
+        // `bs/perc[/class/level]` entries of the job's sizes, at most 100 % per size.
+        "cmdprio_bssplit" => {
+            let mut left = 100;
+            let parts: Vec<String> = (0..1 + r.below(3))
+                .map(|_| {
+                    let bs = *pick(r, &[cx.min_bs, cx.max_bs]);
+                    let p = r.below(left.min(60) + 1);
+                    left -= p;
+                    if chance(r, 30) {
+                        format!("{bs}/{p}")
+                    } else {
+                        format!("{bs}/{p}/{}/{}", r.below(4), r.below(8))
+                    }
+                })
+                .collect();
+            s(parts.join(":"))
+        }
         "kb_base" if chance(r, 70) => None,
         // Every platform has a CPU 0; the platform's size is not known here.
         "sqthread_poll_cpu" => s("0".into()),
