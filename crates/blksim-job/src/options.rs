@@ -468,11 +468,14 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("flow_id", C::Rate, "The flow index ID to use"),
     unm("flow_watermark", C::Rate, "High watermark for flow control"),
     unm("flow_sleep", C::Rate, "How many microseconds to sleep after being held back by the flow control mechanism"),
-    unm("latency_target", C::Rate, "Ramp to max queue depth supporting this latency"),
-    unm("latency_window", C::Rate, "Time to sustain latency_target"),
-    unm("latency_percentile", C::Rate, "Percentile of IOs must be below latency_target"),
-    unm("latency_run", C::Rate, "Keep adjusting queue depth to match latency_target"),
-    unm("max_latency", C::Rate, "Maximum tolerated IO latency (usec)"),
+    m("latency_target", &[], T::Time, "", C::Rate, "Ramp to max queue depth supporting this latency",
+      set_latency_target),
+    m("latency_window", &[], T::Time, "", C::Rate, "Time to sustain latency_target", set_latency_window),
+    m("latency_percentile", &[], T::FloatList, "100", C::Rate, "Percentile of IOs must be below latency_target",
+      set_latency_percentile),
+    m("latency_run", &[], T::Bool, "0", C::Rate, "Keep adjusting queue depth to match latency_target",
+      set_latency_run),
+    m("max_latency", &[], T::Time, "", C::Rate, "Maximum tolerated IO latency (usec)", set_max_latency),
     unm("rate_min", C::Rate, "Job must meet this rate or it will be shutdown").aka(&["ratemin"]),
     unm("rate_iops_min", C::Rate, "Job must meet this rate or it will be shut down"),
     unm("rate_cycle", C::Rate, "Window average for rate limits (msec)").aka(&["ratecycle"]),
@@ -2396,6 +2399,44 @@ fn set_thinktime_blocks(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Res
 }
 
 /// `rate_ignore_thinktime`: a think time counts as I/O done at the rate.
+/// `latency_target`: a time, µs by default; fio keeps it in ns (`fixup_options`).
+fn set_latency_target(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.latency_target_ns = time_opt(v, NS_PER_US, MAX_THINKTIME_NS)?;
+    Ok(())
+}
+
+/// `latency_window`: a time, µs by default, which fio keeps in µs.
+fn set_latency_window(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.latency_window_us = time_opt(v, NS_PER_US, MAX_THINKTIME_NS)? / NS_PER_US;
+    Ok(())
+}
+
+/// `latency_percentile`: 0 to 100.
+fn set_latency_percentile(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let p = parse_float(v)?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(format!("{p} is out of range (0 to 100)"));
+    }
+    j.latency_percentile = p;
+    Ok(())
+}
+
+fn set_latency_run(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.latency_run = parse_bool(v)?;
+    Ok(())
+}
+
+/// `max_latency`: reads,writes,trims, times in µs by default, kept in ns.
+fn set_max_latency(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let mut out = j.max_latency_ns;
+    each_ddir(v, |d, p| {
+        out[d] = time_opt(p, NS_PER_US, MAX_THINKTIME_NS)?;
+        Ok(())
+    })?;
+    j.max_latency_ns = out;
+    Ok(())
+}
+
 fn set_rate_ignore_thinktime(
     j: &mut JobSpec,
     _: &'static OptionDesc,

@@ -545,6 +545,16 @@ pub struct JobSpec {
     pub thinktime_iotime_ns: u64,
     /// `rate_ignore_thinktime`: after a think time the rate does not catch up on it.
     pub rate_ignore_thinktime: bool,
+    /// `latency_target` (ns, 0 = off): fio searches the largest queue depth whose I/Os stay
+    /// under it (`lat_target_check`), over windows of `latency_window` (µs, as fio keeps
+    /// it), counting a window good when `latency_percentile` % of its I/Os are; with
+    /// `latency_run` it keeps adjusting instead of settling.
+    pub latency_target_ns: u64,
+    pub latency_window_us: u64,
+    pub latency_percentile: f64,
+    pub latency_run: bool,
+    /// `max_latency` per direction (ns, 0 = none): a longer I/O ends the job with ETIMEDOUT.
+    pub max_latency_ns: [u64; 3],
     /// `thinktime_blocks_type=issue`: count the I/Os issued; fio's default counts those
     /// completed.
     pub thinktime_blocks_issue: bool,
@@ -851,6 +861,11 @@ impl Default for JobSpec {
             thinktime_blocks_set: false,
             thinktime_iotime_ns: 0,
             rate_ignore_thinktime: false,
+            latency_target_ns: 0,
+            latency_window_us: 0,
+            latency_percentile: 100.0,
+            latency_run: false,
+            max_latency_ns: [0; 3],
             thinktime_blocks_issue: false,
             fsync: 0,
             fdatasync: 0,

@@ -511,6 +511,21 @@ fn workload_files_have_their_meaning() {
         "thinktime is in us"
     );
     assert!(!j.thinktime_blocks_issue && job(&s, "think-issue").thinktime_blocks_issue);
+    // fio keeps the target in ns and the window in µs; max_latency is per direction.
+    let j = job(&s, "latency-target");
+    assert_eq!(
+        (
+            j.latency_target_ns,
+            j.latency_window_us,
+            j.latency_percentile
+        ),
+        (10_000_000, 1000, 99.9)
+    );
+    assert!(!j.latency_run);
+    assert_eq!(
+        j.max_latency_ns,
+        [1_000_000_000, 2_000_000_000, 2_000_000_000]
+    );
 
     let s = load("sync-ops.fio");
     assert_eq!(job(&s, "fsync-every-8").fsync, 8);
