@@ -560,6 +560,26 @@ impl JobStats {
         }
     }
 
+    /// `reset_all_stats` and `reset_io_stats` at `start_ns`, in the middle of a job: empty
+    /// statistics counting from then (no ramp), kept by the same priorities.
+    pub fn cleared(&self, start_ns: u64) -> JobStats {
+        let mut opts = self.opts.clone();
+        opts.ramp_ns = 0;
+        let mut out = JobStats::new(start_ns, &opts);
+        out.ioprio = self.ioprio;
+        for (d, s) in out.dir.iter_mut().zip(&self.dir) {
+            d.prios = s
+                .prios
+                .iter()
+                .map(|p| PrioStat {
+                    ioprio: p.ioprio,
+                    lat: LatStat::new(p.lat.hist.is_some()),
+                })
+                .collect();
+        }
+        out
+    }
+
     /// [`Self::record_io`] of an I/O that took priority `prio` (an index of the direction's
     /// [`Self::set_prios`]; 0, the job's own, when it has none).
     pub fn record_io_prio(

@@ -10,6 +10,7 @@ mod cmdprio;
 mod do_io;
 pub mod explain;
 mod iolog;
+mod lat_target;
 mod logs;
 mod steadystate;
 mod sync;
@@ -27,6 +28,7 @@ use blksim_job::{Ddir, ExitWhat, JobSpec, ParseError};
 use blksim_report::depth::DepthTimeline;
 use blksim_report::stats::{JobStats, StatsOptions};
 use blksim_workload::{IoGen, IoU, Region};
+use lat_target::Next as LatNext;
 use task::{InSyscall, IoUnit, SubmitPath, SyncKind, Task, TaskState, Wait, SQ_THREAD_IDLE_NS};
 
 /// Events are small plain values naming a component and an id.
@@ -152,6 +154,8 @@ pub struct TaskResult {
     pub error_site: &'static str,
     pub total_err_count: u64,
     pub first_error: i32,
+    /// The queue depth `latency_target` settled on (`td->latency_qd`), None without it.
+    pub latency_depth: Option<u32>,
     /// Malformed trace lines passed over with `replay_skip_bad`, and the first one's error.
     pub replay_skipped: (u64, Option<String>),
     /// What the replay left out as fio does (`IologReader::notes`), for stderr.
@@ -182,6 +186,9 @@ impl TaskResult {
 /// An I/O that failed fatally (fio's `io_u_log_error`): task, direction, offset, length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IoErrorRecord {
+    /// An I/O that took longer than `max_latency` or, at depth 1, `latency_target`
+    /// (`lat_fatal`): its latency and the limit, both in ns. fio prints its own line then.
+    pub exceeded: Option<(Ns, Ns)>,
     pub task: usize,
     pub ddir: Ddir,
     pub sync: bool,
@@ -204,6 +211,8 @@ pub const EIO: i32 = 5;
 pub const EINVAL: i32 = 22;
 /// fio's other non-fatal errno (`__NON_FATAL_ERR`).
 pub const EILSEQ: i32 = 84;
+/// `ETIMEDOUT`: an I/O over `max_latency` (fio's `lat_fatal`).
+pub const ETIMEDOUT: i32 = 110;
 /// `td_verror`'s place for an io_u error fio logs when it completes the io_u
 /// (`__io_u_log_error`, io_u.c in 3.33).
 pub const VERROR_IO_U: &str = "file:io_u.c:1876, func=io_u error";
@@ -211,6 +220,8 @@ pub const VERROR_IO_U: &str = "file:io_u.c:1876, func=io_u error";
 /// as an io_u error: a trim (every engine issues it synchronously, `do_io_u_trim`) or a sync
 /// other than io_uring's (`do_io_u_sync`).
 pub const VERROR_QUEUE: &str = "file:ioengines.c:399, func=td_io_queue";
+/// `td_verror` in fio's `lat_fatal` (io_u.c in fio 3.33).
+pub const VERROR_MAX_LATENCY: &str = "file:io_u.c:1432, func=max latency exceeded";
 
 /// Everything a run produced.
 pub struct SimOutput {
@@ -660,6 +671,10 @@ impl Sim {
                 in_verify: false,
                 ioprio: IoPrio(spec.ioprio_value() as u16),
                 cmdprio,
+                lat_target: lat_target::LatTarget::new(spec, depth).map(Box::new),
+                lat_quiesce: None,
+                max_latency: spec.max_latency_ns,
+                rw_done: 0,
                 serialize_overlap: spec.effective_serialize_overlap(),
                 exit_what: spec.exit_what,
                 exitall_on_error: spec.exitall_on_error,
@@ -966,6 +981,7 @@ impl Sim {
                 setup_failed: t.setup_failed,
                 error: t.error,
                 error_site: t.error_site,
+                latency_depth: t.lat_target.as_ref().map(|l| l.qd),
                 total_err_count: t.total_err_count,
                 first_error: t.first_error,
                 spec: t.spec,

@@ -619,6 +619,14 @@ pub fn build_report(
         jr.elapsed_sec = elapsed_sec;
         jr.eta = eta;
         jr.steadystate = t.steadystate.clone();
+        // `latency   : target=..., window=..., percentile=..., depth=...`: the options as
+        // fio keeps them (ns, µs, %) and the depth the search settled on (`latency_qd`).
+        jr.latency_target = spec.latency_target_ns;
+        jr.latency_window = spec.latency_window_us;
+        jr.latency_percentile = spec.latency_percentile;
+        if let Some(qd) = t.latency_depth {
+            jr.latency_depth = qd;
+        }
         // fio's `__show_run_stats`: a fatal error with the `td_verror` text of where it was
         // set (`io_u error`, io_u.c:1876 in 3.33, or `td_io_queue`, ioengines.c:399), or,
         // with continue_on_error, the first counted error and the empty `verror` a non-fatal

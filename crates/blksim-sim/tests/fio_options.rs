@@ -601,6 +601,72 @@ fn cmdprio_options_are_refused_as_fio_refuses_them() {
     }
 }
 
+/// `latency_target`: on a queue of depth 4 with 100 µs per I/O, an I/O's latency is 100 µs
+/// per round of four ahead of it, so a 260 µs target holds for every I/O up to depth 8, for
+/// half of them at depth 10 and a quarter at 9, and for none from 11 (fio's windows judge
+/// the share under the target). fio's search (`lat_target_check`) finds the deepest depth
+/// whose windows are good: 8 when 90 % must be under it, 10 when half must; it then runs one
+/// more window at that depth, reports only that window, and ends. That window obeys
+/// Little's law at the depth found. A target under the device's 100 µs fails at depth 1: the
+/// first I/O ends the job with ETIMEDOUT (`lat_fatal`).
+#[test]
+fn latency_target_finds_the_deepest_queue_under_it() {
+    let sets = [
+        "irqmode=2",
+        "completion_nsec=100000",
+        "hw_queue_depth=4",
+        "submit_queues=1",
+    ];
+    for (pct, depth) in [("90", 8), ("50", 10)] {
+        let p = format!("--latency_percentile={pct}");
+        let out = run(
+            &reads(&[
+                "--iodepth=32",
+                "--direct=1",
+                "--time_based",
+                "--runtime=2",
+                "--latency_target=260us",
+                "--latency_window=20ms",
+                &p,
+            ]),
+            &sets,
+        );
+        let t = &out.tasks[0];
+        assert_eq!((t.error, t.latency_depth), (0, Some(depth)), "{pct} %");
+        let d = &t.stats.dir[0];
+        // Only the final window is reported: 20 ms and what was in flight at its end.
+        assert!(
+            (20..=21).contains(&d.runtime_ms),
+            "{pct} %: {}",
+            d.runtime_ms
+        );
+        assert!(t.end_ns - t.start_ns < 500_000_000, "{pct} %: ended early");
+        // (The report's IOPS divide by whole ms: the window's own length here.)
+        let window = (t.end_ns - t.stats.start_ns) as f64;
+        let little = d.total_ios as f64 * d.lat.mean / window;
+        assert!(
+            (little - depth as f64).abs() < 0.05 * depth as f64,
+            "{pct} %: {little} in flight at depth {depth}"
+        );
+        if pct == "90" {
+            assert!(d.lat.max <= 260_000, "{}", d.lat.max);
+        }
+    }
+    let out = run(
+        &reads(&[
+            "--iodepth=32",
+            "--direct=1",
+            "--time_based",
+            "--runtime=2",
+            "--latency_target=50us",
+        ]),
+        &sets,
+    );
+    let t = &out.tasks[0];
+    assert_eq!((t.error, t.stats.dir[0].total_ios), (110, 1));
+    assert_eq!(out.fatal_errors[0].exceeded, Some((100_000, 50_000)));
+}
+
 /// `wait_for`: a job starts when every clone of the named earlier job has ended
 /// (`run_threads` → `waitee_running`), in the same group; the others start at once.
 #[test]

@@ -527,6 +527,12 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
     for e in &out.fatal_errors {
         let dir = if e.sync { "sync" } else { e.ddir.name() };
         let text = blksim_report::report::strerror(e.errno);
+        if let Some((lat, max)) = e.exceeded {
+            eprintln!(
+                "fio: latency of {lat} nsec exceeds specified max ({max} nsec): /dev/{dev} {dir} {} {}",
+                e.offset, e.len
+            );
+        }
         if e.logged {
             eprintln!(
                 "fio: io_u error on file /dev/{dev}: {text}: {dir} offset={}, buflen={}",

@@ -989,3 +989,73 @@ fn cmdprio_draws_and_per_priority_stats_match_fio() {
         assert_eq!(f.2, s.2, "case {i}: normal output");
     }
 }
+
+/// `max_latency`: an I/O that takes longer (from its `start_time`) ends the job with
+/// ETIMEDOUT (`lat_fatal`), which `continue_on_error` never lets pass; fio names the first
+/// one (its latency, the limit in ns, the file, direction, offset and length). Both tools
+/// take far longer than 1 µs for any I/O, so the job ends with the first reap: one I/O for a
+/// synchronous engine, the depth's for an asynchronous one, each counted with its bytes.
+#[test]
+fn max_latency_ends_the_job_as_fio() {
+    let d = tmpdir("maxlat");
+    for engine in ["libaio", "psync", "io_uring"] {
+        let args = [
+            "--name=m".to_string(),
+            format!("--ioengine={engine}"),
+            "--rw=randread".into(),
+            "--bs=4k".into(),
+            "--size=4m".into(),
+            "--iodepth=4".into(),
+            "--number_ios=50".into(),
+            "--max_latency=1".into(),
+            "--output-format=json".into(),
+        ];
+        let f = fio()
+            .current_dir(&d)
+            .args(&args)
+            .arg("--filename=ml.dat")
+            .output()
+            .unwrap();
+        let s = blksim()
+            .current_dir(&d)
+            .arg("run")
+            .args(&args)
+            .arg("--device=null_blk")
+            .output()
+            .unwrap();
+        assert_eq!(f.status.code(), Some(1), "{engine}: fio");
+        assert_eq!(s.status.code(), Some(1), "{engine}: blksim");
+        let (fo, so) = (text(&f.stdout), text(&s.stdout));
+        let (fj, sj) = (first_json(&fo, "fio"), first_json(&so, "blksim"));
+        let (fj, sj) = (&fj["jobs"][0], &sj["jobs"][0]);
+        assert_eq!(u(&fj["error"]), 110, "{engine}");
+        for k in ["error", "latency_depth"] {
+            assert_eq!(fj[k], sj[k], "{engine}: {k}");
+        }
+        for k in ["total_ios", "io_bytes"] {
+            assert_eq!(fj["read"][k], sj["read"][k], "{engine}: read {k}");
+        }
+        assert_eq!(
+            fj["read"]["clat_ns"]["N"], sj["read"]["clat_ns"]["N"],
+            "{engine}"
+        );
+        // `fio: latency of N nsec exceeds specified max (1000 nsec): FILE read OFFSET LEN`.
+        let line = |err: &str| -> (String, String) {
+            let l = err
+                .lines()
+                .find(|l| l.starts_with("fio: latency of "))
+                .unwrap_or_else(|| panic!("{engine}: no latency line in {err}"))
+                .to_string();
+            let limit = l[l.find(" exceeds").unwrap()..l.find("):").unwrap() + 2].to_string();
+            let tail: Vec<&str> = l.rsplitn(4, ' ').take(3).collect();
+            (limit, tail.join(" "))
+        };
+        let (ferr, serr) = (text(&f.stderr), text(&s.stderr));
+        assert_eq!(line(&ferr), line(&serr), "{engine}");
+        // fio's exit line for the job, on its stdout (blksim's stderr).
+        let exit =
+            "err=110/file:io_u.c:1432, func=max latency exceeded, error=Connection timed out";
+        assert!(fo.contains(exit), "{engine}: {fo}");
+        assert!(serr.contains(exit), "{engine}: {serr}");
+    }
+}

@@ -114,11 +114,35 @@ impl Sim {
                 // `reset_all_stats` → `helper_reset`: the helper thread's timers restart
                 // (only for a job with a ramp: `ramp_time_over` resets nothing otherwise).
                 let had_ramp = task.stats.start_ns > task.start_ns;
+                // `reset_all_stats` → `lat_target_reset`: the search starts again.
+                if had_ramp {
+                    let blocks = task.ss_ios;
+                    if let Some(l) = task.lat_target.as_mut() {
+                        l.init(now, blocks);
+                    }
+                }
                 if had_ramp && self.ss_live() {
                     self.ss_tick_reset(now);
                 }
             }
             let task = &mut self.tasks[t];
+            // `lat_target_check` after each turn of `do_io`'s loop that has seen an I/O
+            // done, outside the ramp.
+            if task.ramp_over
+                && task.rw_done > 0
+                && task.lat_quiesce.is_none()
+                && !task.deadline_hit
+                && !task.gen_done
+            {
+                let blocks = task.ss_ios;
+                if let Some(l) = task.lat_target.as_mut() {
+                    match l.check(now, blocks) {
+                        LatNext::Go => {}
+                        LatNext::Done => task.deadline_hit = true,
+                        q => task.lat_quiesce = Some(q),
+                    }
+                }
+            }
             // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
             // value at the last think time, note it, wait for everything in flight
             // (`io_u_quiesce`), then stall. `do_verify` has no think time.
@@ -256,8 +280,27 @@ impl Sim {
                 self.finish_task(t, now);
                 return;
             }
+            // `latency_target` waits for the I/Os in flight before a new window
+            // (`io_u_quiesce`), and clears the statistics before the final one.
+            if let Some(next) = task.lat_quiesce {
+                if !task.pending.is_empty() {
+                    self.commit(t, now);
+                    continue;
+                }
+                if task.in_flight > 0 {
+                    return;
+                }
+                task.lat_quiesce = None;
+                if next == LatNext::FinalRun {
+                    task.reset_all_stats(now);
+                }
+                let blocks = task.ss_ios;
+                if let Some(l) = task.lat_target.as_mut() {
+                    l.new_cycle(now, blocks);
+                }
+            }
             // Queue full: commit what is pending and wait for completions.
-            if task.in_flight + task.pending.len() as u32 >= task.depth {
+            if task.in_flight + task.pending.len() as u32 >= task.queue_depth() {
                 if !task.pending.is_empty() {
                     self.commit(t, now);
                     continue;
@@ -561,7 +604,7 @@ impl Sim {
                 self.commit(t, now);
                 return;
             }
-            let full = task.in_flight + task.pending.len() as u32 >= task.depth;
+            let full = task.in_flight + task.pending.len() as u32 >= task.queue_depth();
             if task.pending.len() as u32 >= task.batch_submit || full {
                 self.commit(t, now);
             }
@@ -1021,6 +1064,7 @@ impl Sim {
         let cut = self.power_cut.is_some();
         let task = &mut self.tasks[t];
         let mut failed: Vec<IoUnit> = Vec::new();
+        let mut exceeded: Option<(IoUnit, Ns, Ns)> = None;
         for i in 0..n {
             let id = task.completed[i];
             let io = task.ious.remove(id);
@@ -1078,6 +1122,25 @@ impl Sim {
                 let clat = now.saturating_sub(io.issue);
                 task.stats
                     .record_io_prio(io.ddir.idx(), now, io.len, slat, clat, io.prio_index);
+                // `account_io_completion`: the I/O's latency from its `start_time` against
+                // `max_latency` and `latency_target`, once the ramp is over.
+                let o = &task.stats.opts;
+                if o.stats && !o.disable_lat && now >= task.stats.start_ns {
+                    let lat = now.saturating_sub(io.start);
+                    let max = task.max_latency[io.ddir.idx()];
+                    if max > 0 && lat > max {
+                        exceeded.get_or_insert((io, lat, max));
+                    }
+                    if let Some(l) = task.lat_target.as_mut() {
+                        match l.over_target(lat) {
+                            Ok(LatNext::Quiesce) => task.lat_quiesce = Some(LatNext::Quiesce),
+                            Ok(_) => {}
+                            Err(()) => {
+                                exceeded.get_or_insert((io, lat, l.target_ns()));
+                            }
+                        }
+                    }
+                }
                 task.rw_completed(now, io.len);
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
@@ -1110,6 +1173,32 @@ impl Sim {
         for io in &failed {
             self.io_error(t, io);
         }
+        if let Some((io, lat, max)) = exceeded {
+            self.latency_exceeded(t, &io, lat, max);
+        }
+    }
+
+    /// `lat_fatal`: an I/O over `max_latency`, or over `latency_target` at depth 1, ends the
+    /// job with ETIMEDOUT (never one of `continue_on_error`'s errors); fio says so for the
+    /// job's first error only.
+    fn latency_exceeded(&mut self, t: usize, io: &IoUnit, lat: Ns, max: Ns) {
+        let task = &mut self.tasks[t];
+        if task.error == 0 {
+            task.error = ETIMEDOUT;
+            task.error_site = VERROR_MAX_LATENCY;
+            self.fatal_errors.push(IoErrorRecord {
+                exceeded: Some((lat, max)),
+                task: t,
+                ddir: io.ddir,
+                sync: false,
+                offset: io.offset,
+                len: io.len,
+                errno: ETIMEDOUT,
+                first_direct: false,
+                logged: false,
+            });
+        }
+        task.deadline_hit = true;
     }
 
     /// fio's null engine at `iodepth` > 1 answers FIO_Q_BUSY while a committed batch is
@@ -1173,6 +1262,7 @@ impl Sim {
             && (task.is_sync_engine || io.ddir == Ddir::Trim)
             && task.issued_dir[io.ddir.idx() & 1] == 1;
         self.fatal_errors.push(IoErrorRecord {
+            exceeded: None,
             task: t,
             ddir: io.ddir,
             sync: io.is_sync(),

@@ -308,6 +308,15 @@ pub(crate) struct Task {
     pub(crate) ioprio: IoPrio,
     /// The engine's per-I/O priorities (`cmdprio_percentage`, `cmdprio_bssplit`).
     pub(crate) cmdprio: Option<Box<super::cmdprio::CmdPrio>>,
+    /// `latency_target`'s search of the queue depth, and what it waits for the I/Os in
+    /// flight to do (`io_u_quiesce`): start a window, or clear the statistics first.
+    pub(crate) lat_target: Option<Box<super::lat_target::LatTarget>>,
+    pub(crate) lat_quiesce: Option<super::lat_target::Next>,
+    /// `max_latency` per direction (ns, 0 = none).
+    pub(crate) max_latency: [Ns; 3],
+    /// Reads, writes and trims completed since the job started (fio's `bytes_done` is
+    /// not zero from the first).
+    pub(crate) rw_done: u64,
     /// `exit_what` and `exitall_on_error` (see `Sim::terminate_threads`).
     pub(crate) exit_what: ExitWhat,
     pub(crate) exitall_on_error: bool,
@@ -497,6 +506,28 @@ impl Task {
         self.raise_number_ios(self.done_in_ramp);
     }
 
+    /// The queue depth fio keeps to (`queue_full`): `latency_target`'s while it searches.
+    pub(crate) fn queue_depth(&self) -> u32 {
+        self.lat_target
+            .as_ref()
+            .map_or(self.depth, |l| l.qd.min(self.depth))
+    }
+
+    /// `reset_all_stats` and `reset_io_stats` in the middle of a job (`latency_target`'s
+    /// final window): the statistics, `io_blocks`/`io_bytes` and the CPU times start again
+    /// at `now`, and `number_ios` counts from here (`exceeds_number_ios` reads `io_blocks`).
+    pub(crate) fn reset_all_stats(&mut self, now: Ns) {
+        self.stats = self.stats.cleared(now);
+        let done = self.ss_ios;
+        self.ss_ios = 0;
+        self.ss_bytes = 0;
+        if let Some(ss) = self.ss.as_mut() {
+            ss.set_epoch(now);
+        }
+        self.rusage.clear();
+        self.raise_number_ios(done);
+    }
+
     fn raise_number_ios(&mut self, by: u64) {
         if self.number_ios > 0 {
             self.number_ios += by;
@@ -535,6 +566,7 @@ impl Task {
     /// with the CPU model a completion at a time in the ramp may be handled after the loop
     /// saw the ramp end, and it then raises the limit by itself.
     pub(crate) fn rw_completed(&mut self, now: Ns, bytes: u64) {
+        self.rw_done += 1;
         self.think_done += 1;
         self.ss_ios += 1;
         self.ss_bytes += bytes;
@@ -598,6 +630,11 @@ impl Rusage {
         } else {
             self.before.2 += 1;
         }
+    }
+
+    /// `clear_rusage_stat`: what the report counts starts again.
+    pub(crate) fn clear(&mut self) {
+        self.after = (0, 0, 0);
     }
 
     /// `(sys, usr, ctx)` as fio reports them: from the ramp's end, or from the start for a
