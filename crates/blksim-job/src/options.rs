@@ -476,9 +476,12 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("latency_run", &[], T::Bool, "0", C::Rate, "Keep adjusting queue depth to match latency_target",
       set_latency_run),
     m("max_latency", &[], T::Time, "", C::Rate, "Maximum tolerated IO latency (usec)", set_max_latency),
-    unm("rate_min", C::Rate, "Job must meet this rate or it will be shutdown").aka(&["ratemin"]),
-    unm("rate_iops_min", C::Rate, "Job must meet this rate or it will be shut down"),
-    unm("rate_cycle", C::Rate, "Window average for rate limits (msec)").aka(&["ratecycle"]),
+    m("rate_min", &["ratemin"], T::Size, "", C::Rate, "Job must meet this rate or it will be shutdown",
+      set_rate_min),
+    m("rate_iops_min", &[], T::Int, "", C::Rate, "Job must meet this rate or it will be shut down",
+      set_rate_iops_min),
+    m("rate_cycle", &["ratecycle"], T::Int, "1000", C::Rate, "Window average for rate limits (msec)",
+      set_rate_cycle),
     unm("thinktime_spin", C::Rate, "Start think time by spinning this amount (usec)"),
     m("thinktime_blocks_type", &[], T::Str, "complete", C::Rate, "How thinktime_blocks takes effect",
       set_thinktime_blocks_type).vals(&[
@@ -891,6 +894,22 @@ pub(crate) fn check_rate_options(spec: &JobSpec) -> Result<(), crate::ParseError
             &["rate_iops", "rate"],
             "rate and rate_iops are mutually exclusive (fio refuses the job)",
         ));
+    }
+    // The same check for the minimums, with the same message.
+    if spec.rate_min.iter().any(|&r| r > 0) && spec.rate_iops_min.iter().any(|&r| r > 0) {
+        return Err(spec.error_at(
+            &["rate_iops_min", "rate_min"],
+            "rate and rate_iops are mutually exclusive (fio refuses the job: rate_min and rate_iops_min)",
+        ));
+    }
+    for d in 0..3 {
+        let over = |rate: u64, min: u64| rate > 0 && rate < min;
+        if over(spec.rate[d], spec.rate_min[d]) || over(spec.rate_iops[d], spec.rate_iops_min[d]) {
+            return Err(spec.error_at(
+                &["rate_min", "rate_iops_min", "rate", "rate_iops"],
+                format!("minimum rate exceeds rate, ddir {d} (fio refuses the job)"),
+            ));
+        }
     }
     // The zone options' own checks in `fixup_options`.
     if spec.zonemode == ZoneMode::None && spec.zonesize > 0 {
@@ -2362,6 +2381,36 @@ fn set_rate_iops(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(),
         Ok(())
     })?;
     j.rate_iops = out;
+    Ok(())
+}
+
+/// `rate_min`: bytes per second per direction.
+fn set_rate_min(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.rate_min;
+    each_ddir(v, |d, p| {
+        out[d] = parse_size(p, kb)?;
+        Ok(())
+    })?;
+    j.rate_min = out;
+    Ok(())
+}
+
+/// `rate_iops_min`: I/Os per second per direction.
+fn set_rate_iops_min(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    let kb = j.kb_base;
+    let mut out = j.rate_iops_min;
+    each_ddir(v, |d, p| {
+        out[d] = parse_uint(p, kb, u64::from(u32::MAX))?;
+        Ok(())
+    })?;
+    j.rate_iops_min = out;
+    Ok(())
+}
+
+/// `rate_cycle`: the ms over which `rate_min` and `rate_iops_min` are averaged.
+fn set_rate_cycle(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.rate_cycle_ms = u64::from(u32_of(v, j.kb_base, 0, u64::from(u32::MAX))?);
     Ok(())
 }
 

@@ -555,6 +555,11 @@ pub struct JobSpec {
     pub latency_run: bool,
     /// `max_latency` per direction (ns, 0 = none): a longer I/O ends the job with ETIMEDOUT.
     pub max_latency_ns: [u64; 3],
+    /// `rate_min` (bytes/s) and `rate_iops_min` per direction, 0 = none, checked over
+    /// `rate_cycle` ms (`check_min_rate`): a job below them ends with EIO.
+    pub rate_min: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    pub rate_cycle_ms: u64,
     /// `thinktime_blocks_type=issue`: count the I/Os issued; fio's default counts those
     /// completed.
     pub thinktime_blocks_issue: bool,
@@ -866,6 +871,9 @@ impl Default for JobSpec {
             latency_percentile: 100.0,
             latency_run: false,
             max_latency_ns: [0; 3],
+            rate_min: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_cycle_ms: 1000,
             thinktime_blocks_issue: false,
             fsync: 0,
             fdatasync: 0,

@@ -512,6 +512,14 @@ fn workload_files_have_their_meaning() {
     );
     assert!(!j.thinktime_blocks_issue && job(&s, "think-issue").thinktime_blocks_issue);
     // fio keeps the target in ns and the window in µs; max_latency is per direction.
+    let j = job(&s, "min-rates");
+    assert_eq!(
+        (j.rate_min, j.rate_iops_min, j.rate_cycle_ms),
+        ([1024, 2048, 2048], [0; 3], 500)
+    );
+    assert_eq!(job(&s, "min-iops").rate_iops_min, [1; 3]);
+    let j = job(&s, "min-rates-old-names");
+    assert_eq!((j.rate_min, j.rate_cycle_ms), ([1024; 3], 250));
     let j = job(&s, "latency-target");
     assert_eq!(
         (

@@ -544,11 +544,9 @@ fn rate_and_rate_iops_together_are_refused() {
 /// is stored and never read (fio 3.33 runs such a job): each says so.
 #[test]
 fn fios_aliases_profile_options_and_deprecated_options() {
-    for (alias, name) in [
-        ("ratemin", "rate_min"),
-        ("ratecycle", "rate_cycle"),
-        ("disable_bw", "disable_bw_measurement"),
-    ] {
+    let s = parse("[a]\nratemin=1\nratecycle=7\n");
+    assert_eq!((s.jobs[0].rate_min, s.jobs[0].rate_cycle_ms), ([1; 3], 7));
+    for (alias, name) in [("disable_bw", "disable_bw_measurement")] {
         let s = parse(&format!("[a]\n{alias}=1\n"));
         assert!(
             s.jobs[0]
