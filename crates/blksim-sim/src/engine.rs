@@ -12,6 +12,7 @@ pub mod explain;
 mod iolog;
 mod lat_target;
 mod logs;
+mod min_rate;
 mod steadystate;
 mod sync;
 mod task;
@@ -156,6 +157,8 @@ pub struct TaskResult {
     pub first_error: i32,
     /// The queue depth `latency_target` settled on (`td->latency_qd`), None without it.
     pub latency_depth: Option<u32>,
+    /// fio's messages for `rate_min` or `rate_iops_min` not met (`__check_min_rate`).
+    pub rate_failures: Vec<String>,
     /// Malformed trace lines passed over with `replay_skip_bad`, and the first one's error.
     pub replay_skipped: (u64, Option<String>),
     /// What the replay left out as fio does (`IologReader::notes`), for stderr.
@@ -220,6 +223,8 @@ pub const VERROR_IO_U: &str = "file:io_u.c:1876, func=io_u error";
 /// as an io_u error: a trim (every engine issues it synchronously, `do_io_u_trim`) or a sync
 /// other than io_uring's (`do_io_u_sync`).
 pub const VERROR_QUEUE: &str = "file:ioengines.c:399, func=td_io_queue";
+/// `td_verror` after `check_min_rate` (backend.c in fio 3.33).
+pub const VERROR_MIN_RATE: &str = "file:backend.c:1131, func=check_min_rate";
 /// `td_verror` in fio's `lat_fatal` (io_u.c in fio 3.33).
 pub const VERROR_MAX_LATENCY: &str = "file:io_u.c:1432, func=max latency exceeded";
 
@@ -675,6 +680,8 @@ impl Sim {
                 lat_quiesce: None,
                 max_latency: spec.max_latency_ns,
                 rw_done: 0,
+                min_rate: min_rate::MinRate::new(spec).map(Box::new),
+                rate_failures: Vec::new(),
                 serialize_overlap: spec.effective_serialize_overlap(),
                 exit_what: spec.exit_what,
                 exitall_on_error: spec.exitall_on_error,
@@ -982,6 +989,7 @@ impl Sim {
                 error: t.error,
                 error_site: t.error_site,
                 latency_depth: t.lat_target.as_ref().map(|l| l.qd),
+                rate_failures: t.rate_failures.clone(),
                 total_err_count: t.total_err_count,
                 first_error: t.first_error,
                 spec: t.spec,

@@ -667,6 +667,48 @@ fn latency_target_finds_the_deepest_queue_under_it() {
     assert_eq!(out.fatal_errors[0].exceeded, Some((100_000, 50_000)));
 }
 
+/// `rate_iops_min`: a job that thinks 2 ms per I/O does 500 a second; `check_min_rate`
+/// starts counting 2 s in and fails it at the next `rate_cycle` (1 s): EIO at 3 s. Under
+/// `exitall` it ends its group's other jobs then (`fio_terminate_threads` before the
+/// `td_verror`).
+#[test]
+fn rate_iops_min_ends_a_slow_job_and_exitall_its_group() {
+    let out = run(
+        &[
+            "--name=slow",
+            "--rw=read",
+            "--bs=4k",
+            "--thinktime=2ms",
+            "--rate_iops_min=1000",
+            "--time_based",
+            "--runtime=10",
+            "--exitall",
+            "--name=other",
+            "--rw=read",
+            "--bs=4k",
+            "--rate_iops=100",
+            "--time_based",
+            "--runtime=10",
+        ],
+        &[],
+    );
+    let (slow, other) = (&out.tasks[0], &out.tasks[1]);
+    assert_eq!(slow.error, 5);
+    // 2 ms and the I/O's own few µs per I/O.
+    assert_eq!(slow.rate_failures.len(), 1);
+    let got: u64 = slow.rate_failures[0]
+        .strip_prefix("slow: rate_iops_min=1000 not met, got ")
+        .and_then(|r| r.strip_suffix(" IOPS"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{:?}", slow.rate_failures));
+    assert!((490..=500).contains(&got), "{got}");
+    let ms = |t: &blksim_sim::engine::TaskResult| (t.end_ns - t.start_ns) / 1_000_000;
+    // The check follows the think time after the I/O that passed 3 s, as in `do_io`.
+    assert!((3000..=3004).contains(&ms(slow)), "{}", ms(slow));
+    assert_eq!(other.error, 0);
+    assert!((3000..3020).contains(&ms(other)), "{}", ms(other));
+}
+
 /// `wait_for`: a job starts when every clone of the named earlier job has ended
 /// (`run_threads` → `waitee_running`), in the same group; the others start at once.
 #[test]

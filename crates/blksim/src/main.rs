@@ -508,6 +508,9 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
                 eprintln!("{m}");
             }
         }
+        for m in &t.rate_failures {
+            eprintln!("{m}");
+        }
         for note in &t.replay_notes {
             eprintln!("blksim: {}: {note}", t.name);
         }
@@ -547,6 +550,8 @@ fn run(args: &[String]) -> Result<ExitCode, String> {
         }
     }
     let mut stopped: Vec<usize> = out.fatal_errors.iter().map(|e| e.task).collect();
+    // A job below its minimum rate stops without a failed io_u.
+    stopped.extend((0..out.tasks.len()).filter(|&t| !out.tasks[t].rate_failures.is_empty()));
     stopped.sort_unstable();
     stopped.dedup();
     for t in stopped {

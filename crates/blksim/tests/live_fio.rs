@@ -1059,3 +1059,106 @@ fn max_latency_ends_the_job_as_fio() {
         assert!(serr.contains(exit), "{engine}: {serr}");
     }
 }
+
+/// `rate_min` and `rate_iops_min`: after a job's first two seconds, every `rate_cycle` ms
+/// fio compares what each direction did since the last check with the minimum
+/// (`check_min_rate`); the first check only starts the count. A job below it ends with EIO
+/// and fio's line naming the rate it got. A null-engine job that thinks 2 ms after each
+/// I/O does about 500 I/Os a second: it fails a minimum of 1000 (or 8 MiB/s) at the second
+/// check, 3 s in (2.3 s with a 300 ms cycle), and passes one of 250. fio's sleeps overshoot
+/// (its rate is a few % under 500), so the rate in its line is not compared, and each case
+/// may take fio up to three runs to end within 20 ms of blksim. Both refuse a minimum above
+/// the rate asked for.
+#[test]
+fn rate_min_ends_a_slow_job_as_fio() {
+    let d = tmpdir("ratemin");
+    let cases: [(&[&str], Option<&str>); 4] = [
+        (
+            &["--rate_iops_min=1000"],
+            Some("m: rate_iops_min=1000 not met, got "),
+        ),
+        (
+            &["--rate_min=8m"],
+            Some("m: rate_min=8388608B/s not met, got "),
+        ),
+        (
+            &["--rate_iops_min=1000", "--rate_cycle=300"],
+            Some("m: rate_iops_min=1000 not met, got "),
+        ),
+        (&["--rate_iops_min=250"], None),
+    ];
+    let run = |cmd: &mut Command, extra: &[&str]| -> (i32, u64, String, String) {
+        let o = cmd
+            .current_dir(&d)
+            .args([
+                "--name=m",
+                "--ioengine=null",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=1g",
+                "--thinktime=2ms",
+                "--time_based",
+                "--runtime=4",
+                "--output-format=json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let out = text(&o.stdout);
+        let j = first_json(&out, "ratemin");
+        let j = &j["jobs"][0];
+        (
+            j["error"].as_i64().unwrap() as i32,
+            u(&j["job_runtime"]),
+            out,
+            text(&o.stderr),
+        )
+    };
+    for (extra, failure) in cases {
+        let (serr, sms, _, stext) = run(blksim().arg("run").arg("--device=null_blk"), extra);
+        let mut last = String::new();
+        let matched = (0..3).any(|_| {
+            let (ferr, fms, fout, ftext) = run(&mut fio(), extra);
+            let same_line = match failure {
+                Some(l) => ftext.contains(l) && stext.contains(l),
+                None => !ftext.contains("not met") && !stext.contains("not met"),
+            };
+            let exit = "err=5/file:backend.c:1131, func=check_min_rate, error=Input/output error";
+            let same_exit = fout.contains(exit) == stext.contains(exit);
+            last = format!(
+                "fio: err {ferr} at {fms} ms, {ftext}; blksim: err {serr} at {sms} ms, {stext}"
+            );
+            ferr == serr && fms.abs_diff(sms) <= 20 && same_line && same_exit
+        });
+        assert!(matched, "{extra:?}: {last}");
+        assert_eq!(serr, if failure.is_some() { 5 } else { 0 }, "{extra:?}");
+    }
+    // A minimum above the rate asked for: "fio: minimum rate exceeds rate, ddir 0".
+    let extra = ["--rate_iops=100", "--rate_iops_min=200"];
+    let f = fio()
+        .current_dir(&d)
+        .args(["--name=m", "--ioengine=null", "--size=1m"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let s = blksim()
+        .current_dir(&d)
+        .args([
+            "run",
+            "--device=null_blk",
+            "--name=m",
+            "--ioengine=null",
+            "--size=1m",
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(f.status.code(), Some(1));
+    assert!(text(&f.stderr).contains("minimum rate exceeds rate, ddir 0"));
+    assert_ne!(s.status.code(), Some(0));
+    assert!(
+        text(&s.stderr).contains("minimum rate exceeds rate, ddir 0"),
+        "{}",
+        text(&s.stderr)
+    );
+}

@@ -126,8 +126,26 @@ impl Sim {
                 }
             }
             let task = &mut self.tasks[t];
-            // `lat_target_check` after each turn of `do_io`'s loop that has seen an I/O
-            // done, outside the ramp.
+            // `check_min_rate`, then `lat_target_check`, after each turn of `do_io`'s loop
+            // that has seen an I/O done, outside the ramp. A job below its minimum rate
+            // ends with EIO, and under `exitall` ends the jobs `exit_what` names at once.
+            if task.ramp_over && task.rw_done > 0 && !task.deadline_hit && !task.gen_done {
+                let start = task.stats.start_ns;
+                let failed = match task.min_rate.as_mut() {
+                    Some(m) => m.check(&task.name, start),
+                    None => Vec::new(),
+                };
+                if !failed.is_empty() {
+                    task.rate_failures.extend(failed);
+                    if task.error == 0 {
+                        task.error = EIO;
+                        task.error_site = VERROR_MIN_RATE;
+                    }
+                    task.deadline_hit = true;
+                    self.terminate_threads(t, now);
+                    continue;
+                }
+            }
             if task.ramp_over
                 && task.rw_done > 0
                 && task.lat_quiesce.is_none()
@@ -1065,6 +1083,9 @@ impl Sim {
         let task = &mut self.tasks[t];
         let mut failed: Vec<IoUnit> = Vec::new();
         let mut exceeded: Option<(IoUnit, Ns, Ns)> = None;
+        if let Some(m) = task.min_rate.as_mut() {
+            m.comp_time = now;
+        }
         for i in 0..n {
             let id = task.completed[i];
             let io = task.ious.remove(id);
@@ -1142,6 +1163,10 @@ impl Sim {
                     }
                 }
                 task.rw_completed(now, io.len);
+                // Departure: fio leaves a `verify_backlog` read out of `this_io_bytes`.
+                if let Some(m) = task.min_rate.as_mut() {
+                    m.done(io.ddir.idx(), io.len);
+                }
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
                     if task.stats.opts.stats && now >= ep {

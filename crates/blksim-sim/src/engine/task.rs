@@ -317,6 +317,9 @@ pub(crate) struct Task {
     /// Reads, writes and trims completed since the job started (fio's `bytes_done` is
     /// not zero from the first).
     pub(crate) rw_done: u64,
+    /// `rate_min`, `rate_iops_min` (`check_min_rate`), and fio's messages when not met.
+    pub(crate) min_rate: Option<Box<super::min_rate::MinRate>>,
+    pub(crate) rate_failures: Vec<String>,
     /// `exit_what` and `exitall_on_error` (see `Sim::terminate_threads`).
     pub(crate) exit_what: ExitWhat,
     pub(crate) exitall_on_error: bool,

@@ -138,7 +138,8 @@ fn rate(job: &Value, j: &JobSpec) -> Result<(), String> {
 /// every byte goes to the device once, merged or split: the same bytes when every I/O is in
 /// whole logical blocks, at least as many when a buffered I/O is not (the device reads or
 /// writes the blocks it touches). Left out: fio's null engine (no device), `ramp_time` (its I/Os are
-/// served but not counted), eraseblock (its gap reads and combined writes are the
+/// served but not counted), `latency_target` (the statistics restart for its final
+/// window), eraseblock (its gap reads and combined writes are the
 /// elevator's own), runs with I/O errors or injected faults, and a power cut (after it the
 /// job reads back what survived, which fio does not count).
 pub fn conserved(case: &Case, report: &Value, device: [u64; 3]) -> Result<(), String> {
@@ -153,7 +154,7 @@ fn conserved_set(set: &JobSet, report: &Value, device: [u64; 3]) -> Result<(), S
     let skip = set
         .jobs
         .iter()
-        .any(|j| j.ioengine == IoEngine::Null || j.ramp_time_ns > 0)
+        .any(|j| j.ioengine == IoEngine::Null || j.ramp_time_ns > 0 || j.latency_target_ns > 0)
         || b["scheduler"] == "eraseblock"
         || b["power_cut"].is_object()
         || b["io_errors"].as_u64() != Some(0)
