@@ -28,7 +28,7 @@ pub(crate) struct MinRate {
 impl MinRate {
     pub(crate) fn new(spec: &JobSpec) -> Option<Self> {
         let on = (0..3).any(|d| spec.rate_min[d] > 0 || spec.rate_iops_min[d] > 0);
-        on.then(|| MinRate {
+        on.then_some(MinRate {
             bytes_min: spec.rate_min,
             iops_min: spec.rate_iops_min,
             cycle_ms: spec.rate_cycle_ms,
