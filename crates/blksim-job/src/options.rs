@@ -532,12 +532,16 @@ pub static OPTIONS: &[OptionDesc] = &[
     unm("trim_verify_zero", C::Verify, "Verify that trimmed (i.e., discarded) blocks are returned as zeroes"),
     unm("trim_backlog", C::Verify, "Trim after this number of blocks are written"),
     unm("trim_backlog_batch", C::Verify, "Trim this number of IO blocks"),
-    unm("disable_lat", C::Reporting, "Disable latency numbers"),
-    unm("disable_clat", C::Reporting, "Disable completion latency numbers"),
-    unm("disable_slat", C::Reporting, "Disable submission latency numbers"),
-    unm("disable_bw_measurement", C::Reporting, "Disable bandwidth logging").aka(&["disable_bw"]),
-    unm("significant_figures", C::Reporting, "Significant figures for output-format set to normal"),
-    unm("stats", C::Reporting, "Enable collection of stats"),
+    m("disable_lat", &[], T::Bool, "0", C::Reporting, "Disable latency numbers", set_disable_lat),
+    m("disable_clat", &[], T::Bool, "0", C::Reporting, "Disable completion latency numbers",
+      set_disable_clat),
+    m("disable_slat", &[], T::Bool, "0", C::Reporting, "Disable submission latency numbers",
+      set_disable_slat),
+    m("disable_bw_measurement", &["disable_bw"], T::Bool, "0", C::Reporting, "Disable bandwidth logging",
+      set_disable_bw),
+    m("significant_figures", &[], T::Int, "4", C::Reporting,
+      "Significant figures for output-format set to normal", set_significant_figures),
+    m("stats", &[], T::Bool, "1", C::Reporting, "Enable collection of stats", set_stats),
     m("steadystate", &["ss"], T::Str, "iops_slope:0.01%", C::Timing,
       "Define the criterion and limit to judge when a job has reached steady state", set_steadystate)
         .vals(&[
@@ -759,11 +763,6 @@ const VERIFY_VALUES: [(&str, &str); 19] = [
 impl OptionDesc {
     const fn with_set(mut self, set: Setter) -> Self {
         self.set = set;
-        self
-    }
-    /// fio's `.alias` (one per option in fio's table).
-    const fn aka(mut self, aliases: &'static [&'static str]) -> Self {
-        self.aliases = aliases;
         self
     }
 }
@@ -992,6 +991,16 @@ pub(crate) fn finalize(spec: &mut JobSpec) {
     spec.time_based = spec.time_based_asked && spec.runtime_ns > 0;
     if spec.time_based_asked && spec.runtime_ns == 0 {
         spec.notes.push(TIME_BASED_NOTE.to_string());
+    }
+    // `fixup_options`: no percentiles of a latency that is not kept.
+    if spec.disable_lat {
+        spec.lat_percentiles = false;
+    }
+    if spec.disable_clat {
+        spec.clat_percentiles = false;
+    }
+    if spec.disable_slat {
+        spec.slat_percentiles = false;
     }
     // `fixup_options`: fio drops a replaying job's write_iolog ("fio: read iolog overrides
     // write_iolog"). blksim writes it: the replayed I/O with its simulated times.
@@ -2590,10 +2599,45 @@ fn set_gtod_reduce(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(
     let on = parse_bool(v)?;
     j.gtod_reduce = on;
     if on {
+        j.disable_lat = true;
+        j.disable_clat = true;
+        j.disable_slat = true;
+        j.disable_bw = true;
         j.clat_percentiles = false;
         j.lat_percentiles = false;
         j.slat_percentiles = false;
     }
+    Ok(())
+}
+
+fn set_disable_lat(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.disable_lat = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_disable_clat(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.disable_clat = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_disable_slat(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.disable_slat = parse_bool(v)?;
+    Ok(())
+}
+
+fn set_disable_bw(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.disable_bw = parse_bool(v)?;
+    Ok(())
+}
+
+/// `significant_figures`: 1 to 10.
+fn set_significant_figures(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.sig_figs = u32_of(v, j.kb_base, 1, 10)?;
+    Ok(())
+}
+
+fn set_stats(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.stats = parse_bool(v)?;
     Ok(())
 }
 

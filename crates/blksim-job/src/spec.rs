@@ -596,6 +596,16 @@ pub struct JobSpec {
     pub kb_base: u32,
     pub unit_base: u32,
     pub gtod_reduce: bool,
+    /// `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement` (all four
+    /// set by `gtod_reduce=1`): which latencies and per-I/O bandwidth samples fio keeps.
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    /// `significant_figures` of the normal output (1 to 10).
+    pub sig_figs: u32,
+    /// `stats`: whether fio keeps the job's statistics at all.
+    pub stats: bool,
     /// `bwavgtime` / `iopsavgtime` in ms.
     pub bwavgtime_ms: u64,
     pub iopsavgtime_ms: u64,
@@ -892,6 +902,12 @@ impl Default for JobSpec {
             kb_base: 1024,
             unit_base: 0,
             gtod_reduce: false,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            sig_figs: 4,
+            stats: true,
             bwavgtime_ms: 500,
             iopsavgtime_ms: 500,
             logs: LogSpec::default(),

@@ -632,6 +632,14 @@ fn engine_and_timing_files_have_their_meaning() {
     assert_eq!(job(&s, "bytes").unit_base, 8);
     let j = job(&s, "reduced");
     assert!(j.gtod_reduce && !j.clat_percentiles && !j.lat_percentiles);
+    assert!(j.disable_lat && j.disable_clat && j.disable_slat && j.disable_bw);
+    let j = job(&s, "no-lat");
+    assert!(j.disable_lat && !j.lat_percentiles && !j.disable_clat);
+    let j = job(&s, "reduced-but-lat");
+    assert!(j.gtod_reduce && !j.disable_lat && j.disable_clat);
+    assert!(job(&s, "old-name").disable_bw);
+    assert_eq!(job(&s, "figures").sig_figs, 6);
+    assert!(!job(&s, "no-stats").stats && job(&s, "figures").stats);
     assert!(!job(&s, "no-clat-pct").clat_percentiles);
     for (name, u) in [
         ("unified-none", "none"),

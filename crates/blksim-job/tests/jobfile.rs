@@ -546,15 +546,7 @@ fn rate_and_rate_iops_together_are_refused() {
 fn fios_aliases_profile_options_and_deprecated_options() {
     let s = parse("[a]\nratemin=1\nratecycle=7\n");
     assert_eq!((s.jobs[0].rate_min, s.jobs[0].rate_cycle_ms), ([1; 3], 7));
-    let s = parse("[a]\ndisable_bw=1\n");
-    assert!(
-        s.jobs[0]
-            .notes
-            .iter()
-            .any(|n| n.contains("'disable_bw_measurement'")),
-        "disable_bw: {:?}",
-        s.jobs[0].notes
-    );
+    assert!(parse("[a]\ndisable_bw=1\n").jobs[0].disable_bw);
     // The steady-state ones are modelled.
     let s = parse("[a]\nss=bw_slope:1m\nss_dur=30\nss_ramp=5s\n");
     let ss = s.jobs[0].steadystate;
