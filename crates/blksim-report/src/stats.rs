@@ -43,7 +43,9 @@ pub struct StatsOptions {
     pub disable_clat: bool,
     pub disable_lat: bool,
     pub disable_bw: bool,
-    /// `gtod_reduce`: implies disable_slat/clat/lat/bw and no iops samples.
+    /// io_u.c's `gtod_reduce()` (the option, or clat, slat and bw all disabled): no per-I/O
+    /// IOPS log samples. The option itself also disables the four latencies and bandwidth
+    /// samples, which the job's options already say.
     pub gtod_reduce: bool,
     /// `bwavgtime` / `iopsavgtime` in ms (default 500).
     pub bwavgtime_ms: u64,
@@ -465,12 +467,6 @@ impl JobStats {
         o.percentile_list
             .sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
         o.percentile_list.truncate(crate::hist::LIST_MAX_LEN);
-        if o.gtod_reduce {
-            o.record_slat = false;
-            o.disable_clat = true;
-            o.disable_lat = true;
-            o.disable_bw = true;
-        }
         let epoch = start_ns + o.ramp_ns;
         let d = DirStats::new(&o);
         JobStats {
@@ -789,15 +785,17 @@ impl JobStats {
 
     fn advance_samples_slow(&mut self, now_ns: u64) {
         let mut due = u64::MAX;
-        // `calc_log_samples`: no window sampling where a per-I/O log samples instead.
-        if !self.opts.gtod_reduce && !self.opts.disable_bw && !self.opts.bw_per_io {
+        // `calc_log_samples`: no window sampling where a per-I/O log samples instead; the
+        // helper thread samples whatever `gtod_reduce` and `disable_bw` say (fio 3.33 gives
+        // a `gtod_reduce=1` job its bw and iops samples).
+        if !self.opts.bw_per_io {
             let w = self.opts.bwavgtime_ms * 1_000_000;
             self.advance_windows(true, w, now_ns);
             if w > 0 {
                 due = due.min(self.bw_sample_ns.saturating_add(w));
             }
         }
-        if !self.opts.gtod_reduce && !self.opts.iops_per_io {
+        if !self.opts.iops_per_io {
             let w = self.opts.iopsavgtime_ms * 1_000_000;
             self.advance_windows(false, w, now_ns);
             if w > 0 {

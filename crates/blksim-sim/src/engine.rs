@@ -466,8 +466,14 @@ impl Sim {
                 clat_percentiles: spec.clat_percentiles,
                 lat_percentiles: spec.lat_percentiles,
                 slat_percentiles: spec.slat_percentiles,
-                record_slat: !is_sync_engine,
-                gtod_reduce: spec.gtod_reduce,
+                record_slat: !is_sync_engine && !spec.disable_slat,
+                disable_clat: spec.disable_clat,
+                disable_lat: spec.disable_lat,
+                disable_bw: spec.disable_bw,
+                stats: spec.stats,
+                // io_u.c's `gtod_reduce()`: the option, or the three it implies.
+                gtod_reduce: spec.gtod_reduce
+                    || (spec.disable_clat && spec.disable_slat && spec.disable_bw),
                 ramp_ns: spec.ramp_time_ns,
                 bwavgtime_ms: samp.bwavgtime_ms,
                 iopsavgtime_ms: samp.iopsavgtime_ms,

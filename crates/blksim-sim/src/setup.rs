@@ -611,6 +611,7 @@ pub fn build_report(
         jr.ctime = wall.ctime.clone();
         jr.job_options = fio_order(&spec.raw_options);
         jr.kb_base = spec.kb_base;
+        jr.sig_figs = spec.sig_figs;
         jr.unit_base = if spec.unit_base == 1 {
             UnitBase::Bits
         } else {

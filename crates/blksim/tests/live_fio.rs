@@ -1162,3 +1162,81 @@ fn rate_min_ends_a_slow_job_as_fio() {
         text(&s.stderr)
     );
 }
+
+/// `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement`, `gtod_reduce` (the
+/// four at once, each undone by a later option) and `stats`: which latencies a job keeps,
+/// whether their percentiles and latency buckets are printed, and that the helper thread
+/// still takes bw and iops samples under `gtod_reduce` (only `stats=0` stops them). Real
+/// fio reads a file with libaio for 1.5 s, blksim null_blk at 50 µs per I/O.
+#[test]
+fn latency_switches_keep_what_fio_keeps() {
+    let d = tmpdir("latswitch");
+    let shape = |v: &Value| -> String {
+        let j = &v["jobs"][0];
+        let r = &j["read"];
+        let n = |k: &str| u(&r[k]["N"]) > 0;
+        let lat_us: f64 = j["latency_us"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|x| x.as_f64().unwrap())
+            .sum();
+        format!(
+            "slat {} clat {} lat {} percentiles {} buckets {} samples {} ios {}",
+            n("slat_ns"),
+            n("clat_ns"),
+            n("lat_ns"),
+            r["clat_ns"].get("percentile").is_some(),
+            lat_us > 0.0,
+            u(&r["bw_samples"]) > 0 && u(&r["iops_samples"]) > 0,
+            u(&r["total_ios"]) > 0
+        )
+    };
+    for extra in [
+        &[][..],
+        &["--gtod_reduce=1"],
+        &["--disable_lat=1"],
+        &["--disable_clat=1"],
+        &["--disable_slat=1"],
+        &["--disable_bw=1"],
+        &["--disable_clat=1", "--disable_slat=1", "--disable_bw=1"],
+        &["--gtod_reduce=1", "--disable_lat=0"],
+        &["--stats=0"],
+    ] {
+        let args = [
+            "--name=m",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=64m",
+            "--time_based",
+            "--runtime=1500ms",
+            "--output-format=json",
+        ];
+        let f = fio()
+            .current_dir(&d)
+            .args(args)
+            .args(extra)
+            .arg("--filename=ls.dat")
+            .output()
+            .unwrap();
+        let s = blksim()
+            .current_dir(&d)
+            .arg("run")
+            .args(args)
+            .args(extra)
+            .args([
+                "--device=null_blk",
+                "--set=irqmode=2",
+                "--set=completion_nsec=50000",
+            ])
+            .output()
+            .unwrap();
+        let (f, s) = (
+            first_json(&checked(f, "fio"), "fio"),
+            first_json(&checked(s, "blksim"), "blksim"),
+        );
+        assert_eq!(shape(&f), shape(&s), "{extra:?}");
+    }
+}
