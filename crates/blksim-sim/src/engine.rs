@@ -687,6 +687,12 @@ impl Sim {
                 max_latency: spec.max_latency_ns,
                 rw_done: 0,
                 min_rate: min_rate::MinRate::new(spec).map(Box::new),
+                loop_checks: spec.latency_target_ns > 0
+                    || (0..3).any(|d| spec.rate_min[d] > 0 || spec.rate_iops_min[d] > 0),
+                latency_checks: spec.latency_target_ns > 0
+                    || spec.max_latency_ns.iter().any(|&m| m > 0),
+                // `lat_target_init`: the search starts at depth 1.
+                qd_limit: if spec.latency_target_ns > 0 { 1 } else { depth },
                 rate_failures: Vec::new(),
                 serialize_overlap: spec.effective_serialize_overlap(),
                 exit_what: spec.exit_what,

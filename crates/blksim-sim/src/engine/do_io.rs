@@ -17,6 +17,10 @@ impl Sim {
         task.start_ns = now;
         // `init_thinktime`: `last_thinktime` starts at the job's epoch.
         task.last_thinktime = now;
+        // `lat_target_init` in `do_io`: the first window starts now.
+        if let Some(l) = task.lat_target.as_mut() {
+            l.init(now, 0);
+        }
         if let Some(ss) = task.ss.as_mut() {
             ss.set_epoch(now);
         }
@@ -120,47 +124,18 @@ impl Sim {
                     if let Some(l) = task.lat_target.as_mut() {
                         l.init(now, blocks);
                     }
+                    task.lat_qd_moved();
                 }
                 if had_ramp && self.ss_live() {
                     self.ss_tick_reset(now);
                 }
             }
             let task = &mut self.tasks[t];
-            // `check_min_rate`, then `lat_target_check`, after each turn of `do_io`'s loop
-            // that has seen an I/O done, outside the ramp. A job below its minimum rate
-            // ends with EIO, and under `exitall` ends the jobs `exit_what` names at once.
-            if task.ramp_over && task.rw_done > 0 && !task.deadline_hit && !task.gen_done {
-                let start = task.stats.start_ns;
-                let failed = match task.min_rate.as_mut() {
-                    Some(m) => m.check(&task.name, start),
-                    None => Vec::new(),
-                };
-                if !failed.is_empty() {
-                    task.rate_failures.extend(failed);
-                    if task.error == 0 {
-                        task.error = EIO;
-                        task.error_site = VERROR_MIN_RATE;
-                    }
-                    task.deadline_hit = true;
-                    self.terminate_threads(t, now);
-                    continue;
-                }
+            // `check_min_rate`, then `lat_target_check`, after each turn of `do_io`'s loop.
+            if task.loop_checks && self.loop_checks(t, now) {
+                continue;
             }
-            if task.ramp_over
-                && task.rw_done > 0
-                && task.lat_quiesce.is_none()
-                && !task.deadline_hit
-                && !task.gen_done
-            {
-                let blocks = task.ss_ios;
-                if let Some(l) = task.lat_target.as_mut() {
-                    match l.check(now, blocks) {
-                        LatNext::Go => {}
-                        LatNext::Done => task.deadline_hit = true,
-                        q => task.lat_quiesce = Some(q),
-                    }
-                }
-            }
+            let task = &mut self.tasks[t];
             // `handle_thinktime`: once the counter has moved `thinktime_blocks` past its
             // value at the last think time, note it, wait for everything in flight
             // (`io_u_quiesce`), then stall. `do_verify` has no think time.
@@ -300,7 +275,7 @@ impl Sim {
             }
             // `latency_target` waits for the I/Os in flight before a new window
             // (`io_u_quiesce`), and clears the statistics before the final one.
-            if let Some(next) = task.lat_quiesce {
+            if let Some(next) = task.lat_quiesce.filter(|_| task.loop_checks) {
                 if !task.pending.is_empty() {
                     self.commit(t, now);
                     continue;
@@ -627,6 +602,44 @@ impl Sim {
                 self.commit(t, now);
             }
         }
+    }
+
+    /// `check_min_rate` and `lat_target_check` at the end of a turn of `do_io`'s loop that
+    /// has seen an I/O done, outside the ramp: true when the job fell below its minimum
+    /// rate, which ends it with EIO and, under `exitall`, ends the jobs `exit_what` names
+    /// at once.
+    #[cold]
+    #[inline(never)]
+    fn loop_checks(&mut self, t: usize, now: Ns) -> bool {
+        let task = &mut self.tasks[t];
+        if !task.ramp_over || task.rw_done == 0 || task.deadline_hit || task.gen_done {
+            return false;
+        }
+        let start = task.stats.start_ns;
+        let failed = match task.min_rate.as_mut() {
+            Some(m) => m.check(&task.name, start),
+            None => Vec::new(),
+        };
+        if !failed.is_empty() {
+            task.rate_failures.extend(failed);
+            if task.error == 0 {
+                task.error = EIO;
+                task.error_site = VERROR_MIN_RATE;
+            }
+            task.deadline_hit = true;
+            self.terminate_threads(t, now);
+            return true;
+        }
+        let blocks = task.ss_ios;
+        if let (Some(l), None) = (task.lat_target.as_mut(), task.lat_quiesce) {
+            match l.check(now, blocks) {
+                LatNext::Go => {}
+                LatNext::Done => task.deadline_hit = true,
+                q => task.lat_quiesce = Some(q),
+            }
+            task.lat_qd_moved();
+        }
+        false
     }
 
     /// `td_io_commit`: submit the pending io_units (one `io_submit` call). More than two
@@ -1143,23 +1156,9 @@ impl Sim {
                 let clat = now.saturating_sub(io.issue);
                 task.stats
                     .record_io_prio(io.ddir.idx(), now, io.len, slat, clat, io.prio_index);
-                // `account_io_completion`: the I/O's latency from its `start_time` against
-                // `max_latency` and `latency_target`, once the ramp is over.
-                let o = &task.stats.opts;
-                if o.stats && !o.disable_lat && now >= task.stats.start_ns {
-                    let lat = now.saturating_sub(io.start);
-                    let max = task.max_latency[io.ddir.idx()];
-                    if max > 0 && lat > max {
+                if task.latency_checks {
+                    if let Some((lat, max)) = latency_checks(task, &io, now) {
                         exceeded.get_or_insert((io, lat, max));
-                    }
-                    if let Some(l) = task.lat_target.as_mut() {
-                        match l.over_target(lat) {
-                            Ok(LatNext::Quiesce) => task.lat_quiesce = Some(LatNext::Quiesce),
-                            Ok(_) => {}
-                            Err(()) => {
-                                exceeded.get_or_insert((io, lat, l.target_ns()));
-                            }
-                        }
                     }
                 }
                 task.rw_completed(now, io.len);
@@ -1390,4 +1389,30 @@ impl Sim {
             }
         }
     }
+}
+
+/// `account_io_completion`'s checks of an I/O's latency (from its `start_time`) against
+/// `max_latency` and `latency_target`, once the ramp is over: the latency and the limit
+/// when it ends the job (`lat_fatal`).
+#[cold]
+#[inline(never)]
+fn latency_checks(task: &mut Task, io: &IoUnit, now: Ns) -> Option<(Ns, Ns)> {
+    let o = &task.stats.opts;
+    if !o.stats || o.disable_lat || now < task.stats.start_ns {
+        return None;
+    }
+    let lat = now.saturating_sub(io.start);
+    let max = task.max_latency[io.ddir.idx()];
+    let mut out = (max > 0 && lat > max).then_some((lat, max));
+    if let Some(l) = task.lat_target.as_mut() {
+        match l.over_target(lat) {
+            Ok(LatNext::Quiesce) => task.lat_quiesce = Some(LatNext::Quiesce),
+            Ok(_) => {}
+            Err(()) => {
+                out.get_or_insert((lat, l.target_ns()));
+            }
+        }
+        task.lat_qd_moved();
+    }
+    out
 }

@@ -317,6 +317,13 @@ pub(crate) struct Task {
     /// Reads, writes and trims completed since the job started (fio's `bytes_done` is
     /// not zero from the first).
     pub(crate) rw_done: u64,
+    /// The job has `rate_min`/`rate_iops_min` or `latency_target` (checks after each turn of
+    /// its loop), and `max_latency` or `latency_target` (checks of each I/O's latency): the
+    /// hot path asks one flag each.
+    pub(crate) loop_checks: bool,
+    pub(crate) latency_checks: bool,
+    /// The depth the job keeps to: `depth`, or `latency_target`'s.
+    pub(crate) qd_limit: u32,
     /// `rate_min`, `rate_iops_min` (`check_min_rate`), and fio's messages when not met.
     pub(crate) min_rate: Option<Box<super::min_rate::MinRate>>,
     pub(crate) rate_failures: Vec<String>,
@@ -510,10 +517,16 @@ impl Task {
     }
 
     /// The queue depth fio keeps to (`queue_full`): `latency_target`'s while it searches.
+    #[inline]
     pub(crate) fn queue_depth(&self) -> u32 {
-        self.lat_target
-            .as_ref()
-            .map_or(self.depth, |l| l.qd.min(self.depth))
+        self.qd_limit
+    }
+
+    /// [`Self::queue_depth`] after `latency_target` moved its depth.
+    pub(crate) fn lat_qd_moved(&mut self) {
+        if let Some(l) = self.lat_target.as_ref() {
+            self.qd_limit = l.qd.min(self.depth);
+        }
     }
 
     /// `reset_all_stats` and `reset_io_stats` in the middle of a job (`latency_target`'s
