@@ -144,6 +144,12 @@ impl Builder {
             job.stonewall = true;
         }
         job.raw_options = apply_opts(&mut job, &sec.opts)?;
+        job.bare_options = sec
+            .opts
+            .iter()
+            .filter(|o| o.value.is_none())
+            .filter_map(|o| find_option(&o.key).map(|d| d.name.to_string()))
+            .collect();
         crate::options::drop_inherited_engine_options(&mut job, &self.global);
         finalize(&mut job);
         crate::options::check_engine_options(&job)?;

@@ -630,6 +630,10 @@ pub struct JobSpec {
     /// substitution, and options given without a value (`time_based`) are left out, because
     /// fio's JSON writer skips them. Options inherited from `[global]` are not repeated here.
     pub raw_options: Vec<(String, String)>,
+    /// The options the job's own section names without a value (`stonewall`,
+    /// `group_reporting`): fio's JSON echoes the section's options as an object whose
+    /// members are only the ones with values, so a section of bare keys alone prints `{}`.
+    pub bare_options: Vec<String>,
     /// Where each option that applies to this job was last set: (canonical name, file, line),
     /// including options inherited from `[global]` and command-line overrides. Semantic checks
     /// made after parsing (a region smaller than a block, an unknown scheduler) point there
@@ -919,6 +923,7 @@ impl Default for JobSpec {
             verify_backlog: 0,
             verify_backlog_batch: 0,
             raw_options: Vec::new(),
+            bare_options: Vec::new(),
             set_at: Vec::new(),
             notes: Vec::new(),
             description: None,

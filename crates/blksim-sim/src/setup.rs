@@ -610,6 +610,14 @@ pub fn build_report(
         let mut jr = JobReport::new(&t.name, t.groupid, i as u32, spec.iodepth, t.stats.clone());
         jr.ctime = wall.ctime.clone();
         jr.job_options = fio_order(&spec.raw_options);
+        // Bare keys print no member, but make the object (`json_add_job_opts`).
+        if jr.job_options.is_empty() && !spec.bare_options.is_empty() {
+            jr.job_options = spec
+                .bare_options
+                .iter()
+                .map(|k| (k.clone(), String::new()))
+                .collect();
+        }
         jr.kb_base = spec.kb_base;
         jr.sig_figs = spec.sig_figs;
         jr.unit_base = if spec.unit_base == 1 {

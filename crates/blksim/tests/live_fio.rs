@@ -430,8 +430,11 @@ const BARE_FLAG_JOBS: &[(&str, &str)] = &[("no-random-map", "norandommap")];
 #[test]
 fn fio_json_options_rebuild_the_jobs_fio_ran() {
     let mut compared = 0;
+    // group-folding.fio folds a job without group_reporting into one with it: fio's JSON
+    // does not show that there were two, so no rebuild can find them.
     for rel in NULL_ENGINE_FILES
         .iter()
+        .filter(|f| **f != "group-folding.fio")
         .chain(&["null-mix-counts.fio", "bssplit.fio"])
     {
         let scoped = *rel == "syntax-global-scoping.fio";
@@ -458,6 +461,7 @@ fn fio_json_options_rebuild_the_jobs_fio_ran() {
             let mut j = j.clone();
             j.origin.clear();
             j.raw_options.clear();
+            j.bare_options.clear();
             j.set_at.clear();
             j
         };
