@@ -139,7 +139,7 @@ fn rate(job: &Value, j: &JobSpec) -> Result<(), String> {
 /// whole logical blocks, at least as many when a buffered I/O is not (the device reads or
 /// writes the blocks it touches). Left out: fio's null engine (no device), `ramp_time` (its I/Os are
 /// served but not counted), `latency_target` (the statistics restart for its final
-/// window), eraseblock (its gap reads and combined writes are the
+/// window) and `stats=0` (fio counts nothing), eraseblock (its gap reads and combined writes are the
 /// elevator's own), runs with I/O errors or injected faults, and a power cut (after it the
 /// job reads back what survived, which fio does not count).
 pub fn conserved(case: &Case, report: &Value, device: [u64; 3]) -> Result<(), String> {
@@ -154,7 +154,9 @@ fn conserved_set(set: &JobSet, report: &Value, device: [u64; 3]) -> Result<(), S
     let skip = set
         .jobs
         .iter()
-        .any(|j| j.ioengine == IoEngine::Null || j.ramp_time_ns > 0 || j.latency_target_ns > 0)
+        .any(|j| {
+            j.ioengine == IoEngine::Null || j.ramp_time_ns > 0 || j.latency_target_ns > 0 || !j.stats
+        })
         || b["scheduler"] == "eraseblock"
         || b["power_cut"].is_object()
         || b["io_errors"].as_u64() != Some(0)
