@@ -482,7 +482,8 @@ pub static OPTIONS: &[OptionDesc] = &[
       set_rate_iops_min),
     m("rate_cycle", &["ratecycle"], T::Int, "1000", C::Rate, "Window average for rate limits (msec)",
       set_rate_cycle),
-    unm("thinktime_spin", C::Rate, "Start think time by spinning this amount (usec)"),
+    m("thinktime_spin", &[], T::Time, "0", C::Rate, "Start think time by spinning this amount (usec)",
+      set_thinktime_spin),
     m("thinktime_blocks_type", &[], T::Str, "complete", C::Rate, "How thinktime_blocks takes effect",
       set_thinktime_blocks_type).vals(&[
         ("complete", "thinktime_blocks takes effect at the completion side"),
@@ -892,6 +893,17 @@ pub(crate) fn check_rate_options(spec: &JobSpec) -> Result<(), crate::ParseError
         return Err(spec.error_at(
             &["rate_iops", "rate"],
             "rate and rate_iops are mutually exclusive (fio refuses the job)",
+        ));
+    }
+    // `handle_thinktime` sleeps what is left of the think time after the spin, which
+    // `usec_spin` always overruns a little: from a spin as long as the think time on, the
+    // rest is negative and fio 3.33 sleeps it as an unsigned number, until the job is
+    // stopped (a 2 ms spin of a 2 ms think time ran 29 I/Os in a 1 s job).
+    if spec.thinktime_ns > 0 && spec.thinktime_spin_ns >= spec.thinktime_ns {
+        return Err(spec.error_at(
+            &["thinktime_spin", "thinktime"],
+            "thinktime_spin must be below thinktime: fio 3.33 would sleep the negative rest \
+             as an unsigned number, until the job is stopped",
         ));
     }
     // The same check for the minimums, with the same message.
@@ -2434,6 +2446,11 @@ fn set_rate_process(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Result<
 
 fn set_thinktime(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
     j.thinktime_ns = time_opt(v, NS_PER_US, MAX_THINKTIME_NS)?;
+    Ok(())
+}
+
+fn set_thinktime_spin(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    j.thinktime_spin_ns = time_opt(v, NS_PER_US, MAX_THINKTIME_NS)?;
     Ok(())
 }
 

@@ -545,6 +545,9 @@ pub struct JobSpec {
     pub thinktime_iotime_ns: u64,
     /// `rate_ignore_thinktime`: after a think time the rate does not catch up on it.
     pub rate_ignore_thinktime: bool,
+    /// `thinktime_spin` (ns): the first part of each think time, spent spinning on the CPU
+    /// instead of sleeping (`usec_spin`).
+    pub thinktime_spin_ns: u64,
     /// `latency_target` (ns, 0 = off): fio searches the largest queue depth whose I/Os stay
     /// under it (`lat_target_check`), over windows of `latency_window` (µs, as fio keeps
     /// it), counting a window good when `latency_percentile` % of its I/Os are; with
@@ -880,6 +883,7 @@ impl Default for JobSpec {
             thinktime_blocks_set: false,
             thinktime_iotime_ns: 0,
             rate_ignore_thinktime: false,
+            thinktime_spin_ns: 0,
             latency_target_ns: 0,
             latency_window_us: 0,
             latency_percentile: 100.0,

@@ -512,6 +512,8 @@ fn workload_files_have_their_meaning() {
     );
     assert!(!j.thinktime_blocks_issue && job(&s, "think-issue").thinktime_blocks_issue);
     // fio keeps the target in ns and the window in µs; max_latency is per direction.
+    let j = job(&s, "think-spin");
+    assert_eq!((j.thinktime_ns, j.thinktime_spin_ns), (100_000, 40_000));
     let j = job(&s, "min-rates");
     assert_eq!(
         (j.rate_min, j.rate_iops_min, j.rate_cycle_ms),
