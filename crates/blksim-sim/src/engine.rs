@@ -687,6 +687,7 @@ impl Sim {
                 max_latency: spec.max_latency_ns,
                 rw_done: 0,
                 min_rate: min_rate::MinRate::new(spec).map(Box::new),
+                thinktime_spin_ns: spec.thinktime_spin_ns,
                 loop_checks: spec.latency_target_ns > 0
                     || (0..3).any(|d| spec.rate_min[d] > 0 || spec.rate_iops_min[d] > 0),
                 latency_checks: spec.latency_target_ns > 0

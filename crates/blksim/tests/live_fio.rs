@@ -1244,3 +1244,66 @@ fn latency_switches_keep_what_fio_keeps() {
         assert_eq!(shape(&f), shape(&s), "{extra:?}");
     }
 }
+
+/// `thinktime_spin`: each think time starts by spinning on the CPU (`usec_spin`) and sleeps
+/// the rest, so the spin shows as user CPU time in the job's `cpu` line. A null-engine job
+/// thinking 2 ms per I/O spends the spin's share of its time in user space (a quarter, a
+/// half), in fio and with blksim's CPU model (`null_blk-server`), to 8 points (fio's own
+/// loop and its spin's overrun add a little). A spin as long as the think time is refused:
+/// fio then sleeps the negative rest until the job is stopped.
+#[test]
+fn thinktime_spin_is_cpu_time_as_in_fio() {
+    let usr = |out: &str| -> f64 {
+        let l = out
+            .lines()
+            .find(|l| l.trim_start().starts_with("cpu "))
+            .unwrap_or_else(|| panic!("no cpu line: {out}"));
+        let v = &l[l.find("usr=").unwrap() + 4..];
+        v[..v.find('%').unwrap()].parse().unwrap()
+    };
+    let d = tmpdir("spin");
+    for (spin, share) in [("500", 25.0), ("1000", 50.0)] {
+        let args = [
+            "--name=m",
+            "--ioengine=null",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1g",
+            "--thinktime=2000",
+            &format!("--thinktime_spin={spin}"),
+            "--time_based",
+            "--runtime=1",
+        ];
+        let f = checked(fio().current_dir(&d).args(args).output().unwrap(), "fio");
+        let s = checked(
+            blksim()
+                .current_dir(&d)
+                .arg("run")
+                .args(args)
+                .arg("--device=null_blk-server")
+                .output()
+                .unwrap(),
+            "blksim",
+        );
+        let (fu, su) = (usr(&f), usr(&s));
+        assert!((su - share).abs() < 1.0, "spin {spin}: blksim usr {su} %");
+        assert!(
+            (fu - su).abs() < 8.0,
+            "spin {spin}: fio usr {fu} %, blksim {su} %"
+        );
+    }
+    let s = blksim()
+        .current_dir(&d)
+        .args([
+            "run",
+            "--device=null_blk",
+            "--name=m",
+            "--ioengine=null",
+            "--size=1m",
+        ])
+        .args(["--thinktime=2000", "--thinktime_spin=2000"])
+        .output()
+        .unwrap();
+    assert_ne!(s.status.code(), Some(0));
+    assert!(text(&s.stderr).contains("thinktime_spin must be below thinktime"));
+}

@@ -182,7 +182,15 @@ impl Sim {
                 let d = task.queued_ddir.idx();
                 task.rate_think_ignored(d, task.thinktime_ns);
                 let at = now.saturating_add(task.thinktime_ns);
-                task.sleep = (now, at);
+                // `usec_spin` first, then sleep the rest: the spin is CPU time of its own
+                // (getrusage's usr). Departure: the spin does not hold the CPU's timeline
+                // in the CPU model, so other work there is not delayed by it.
+                let spin = task.thinktime_spin_ns;
+                if spin > 0 && self.cpus.is_on() {
+                    task.rusage
+                        .usr(now, now.saturating_add(spin), task.stats.start_ns);
+                }
+                task.sleep = (now.saturating_add(spin).min(at), at);
                 self.evq.push(at, Ev::TaskWake(t as u32));
                 return;
             }

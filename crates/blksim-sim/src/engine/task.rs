@@ -317,6 +317,8 @@ pub(crate) struct Task {
     /// Reads, writes and trims completed since the job started (fio's `bytes_done` is
     /// not zero from the first).
     pub(crate) rw_done: u64,
+    /// `thinktime_spin` (ns): the first part of each think time, spun on the CPU.
+    pub(crate) thinktime_spin_ns: Ns,
     /// The job has `rate_min`/`rate_iops_min` or `latency_target` (checks after each turn of
     /// its loop), and `max_latency` or `latency_target` (checks of each I/O's latency): the
     /// hot path asks one flag each.
