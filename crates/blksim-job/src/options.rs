@@ -556,7 +556,7 @@ pub static OPTIONS: &[OptionDesc] = &[
     m("steadystate_ramp_time", &["ss_ramp"], T::Time, "0", C::Timing,
       "Delay before initiation of data collection for steady state job termination testing",
       set_steadystate_ramp_time),
-    unm("ignore_error", C::Job, "Set a specific list of errors to ignore"),
+    m("ignore_error", &[], T::Str, "", C::Job, "Set a specific list of errors to ignore", set_ignore_error),
     m("continue_on_error", &[], T::Str, "none", C::Job, "Continue on non-fatal errors during IO", set_continue_on_error)
         .vals(&[
             ("none", "Exit when an error is encountered"),
@@ -2558,6 +2558,52 @@ fn set_continue_on_error(j: &mut JobSpec, o: &'static OptionDesc, v: &str) -> Re
         "all" | "1" => 7,
         _ => return Err(invalid_choice(v, o)),
     };
+    Ok(())
+}
+
+/// `ignore_error` (`str_ignore_error_cb`, `ignore_error_type`): `,` separates the read,
+/// write and verify lists, `:` their errnos, each a name from fio's `str2error` table or a
+/// number (`atoi`, its sign dropped).
+fn set_ignore_error(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
+    // `str2error`: fio knows these names, numbered from EPERM = 1.
+    const NAMES: [&str; 34] = [
+        "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD",
+        "EAGAIN", "ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST", "EXDEV", "ENODEV",
+        "ENOTDIR", "EISDIR", "EINVAL", "ENFILE", "EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC",
+        "ESPIPE", "EROFS", "EMLINK", "EPIPE", "EDOM", "ERANGE",
+    ];
+    let types: Vec<&str> = v.trim().split(',').collect();
+    if types.len() > 3 {
+        return Err("Illegal error type (at most read,write,verify lists)".into());
+    }
+    for (t, list) in types.iter().enumerate() {
+        let mut errs = Vec::new();
+        for name in list.split(':') {
+            if name.is_empty() {
+                break;
+            }
+            let e = if name.starts_with('E') {
+                NAMES
+                    .iter()
+                    .position(|n| *n == name)
+                    .map_or(0, |i| i as i32 + 1)
+            } else {
+                // `atoi`, the sign dropped: the leading number, 0 without one.
+                let t = name.trim_start();
+                let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+                let n: String = digits.chars().take_while(char::is_ascii_digit).collect();
+                n.parse::<i64>().unwrap_or(0).min(i64::from(i32::MAX)) as i32
+            };
+            if e == 0 {
+                return Err(format!("Unknown error {name}, please use number value"));
+            }
+            errs.push(e);
+        }
+        if !errs.is_empty() {
+            j.continue_on_error |= 1 << t;
+            j.ignore_error[t] = Some(errs);
+        }
+    }
     Ok(())
 }
 

@@ -577,6 +577,10 @@ pub struct JobSpec {
     /// `continue_on_error=`: which errors a job counts and goes on after (`ERROR_TYPE_*`
     /// bits: 1 read, 2 write, 4 verify); 0 (`none`) stops the job at the first error.
     pub continue_on_error: u8,
+    /// `ignore_error`: per error type (read, write, verify) the errnos `continue_on_error`
+    /// goes on after, instead of fio's default EIO and EILSEQ (`__NON_FATAL_ERR`); a list
+    /// also turns `continue_on_error` on for its type.
+    pub ignore_error: [Option<Vec<i32>>; 3],
     /// `ioscheduler=`: the elevator to select, None = the device profile's default.
     pub ioscheduler: Option<String>,
     /// `stonewall`/`wait_for_previous`: wait for all earlier jobs and start a new group.
@@ -898,6 +902,7 @@ impl Default for JobSpec {
             end_fsync: false,
             sync_io: false,
             continue_on_error: 0,
+            ignore_error: [None, None, None],
             ioscheduler: None,
             stonewall: false,
             wait_for: None,

@@ -553,6 +553,9 @@ fn workload_files_have_their_meaning() {
     }
 
     let s = load("errors.fio");
+    let j = job(&s, "ignore-listed");
+    assert_eq!(j.continue_on_error, 3, "ignore_error turns on its kinds");
+    assert_eq!(j.ignore_error, [Some(vec![5, 22]), Some(vec![5, 84]), None]);
     for (name, bits) in [
         ("stop-at-first", 0),
         ("stop-at-first-0", 0),
