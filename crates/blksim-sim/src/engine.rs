@@ -703,6 +703,7 @@ impl Sim {
                 verify_batch: 0,
                 last_ddir: Ddir::Read,
                 continue_on_error: spec.continue_on_error,
+                ignore_error: [spec.ignore_error[0].clone(), spec.ignore_error[1].clone()],
                 error: job_failure.as_ref().map_or(0, |f| f.errno),
                 error_site: VERROR_IO_U,
                 total_err_count: 0,

@@ -1266,7 +1266,12 @@ impl Sim {
         } else {
             2
         };
-        if task.continue_on_error & etype != 0 && matches!(io.errno, EIO | EILSEQ) {
+        // `td_non_fatal_error`: `ignore_error`'s list for the type, else EIO and EILSEQ.
+        let listed = match &task.ignore_error[etype as usize - 1] {
+            Some(list) => list.contains(&io.errno),
+            None => matches!(io.errno, EIO | EILSEQ),
+        };
+        if task.continue_on_error & etype != 0 && listed {
             task.total_err_count += 1;
             if task.total_err_count == 1 {
                 task.first_error = io.errno;
@@ -1281,6 +1286,16 @@ impl Sim {
         // go through `fio_io_end`, which logs them, and io_uring's complete as events.
         let at_queue =
             io.ddir == Ddir::Trim || (io.is_sync() && !task.is_sync_engine && !task.async_fsync);
+        // `break_on_this_error`: an error the queue call returned (a synchronous engine's
+        // every error, and those above) is counted even as it stops the job, when
+        // `continue_on_error` covers its type; one reaped as an event is not
+        // (`io_completed` returns first).
+        if (task.is_sync_engine || at_queue) && task.continue_on_error & etype != 0 {
+            task.total_err_count += 1;
+            if task.total_err_count == 1 {
+                task.first_error = io.errno;
+            }
+        }
         if task.error == 0 {
             task.error = io.errno;
             task.error_site = if at_queue { VERROR_QUEUE } else { VERROR_IO_U };

@@ -344,6 +344,8 @@ pub(crate) struct Task {
     /// `continue_on_error` bits and fio's error state: the first fatal error (`td->error`,
     /// errno) and the count of non-fatal ones (`total_err_count`, `first_error`).
     pub(crate) continue_on_error: u8,
+    /// `ignore_error`'s lists for reads and writes (None: fio's EIO and EILSEQ).
+    pub(crate) ignore_error: [Option<Vec<i32>>; 2],
     pub(crate) error: i32,
     /// Where fio set `error` (`VERROR_IO_U`, `VERROR_QUEUE`).
     pub(crate) error_site: &'static str,
