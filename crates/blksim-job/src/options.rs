@@ -1929,45 +1929,34 @@ fn set_sqthread_poll_cpu(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Re
     Ok(())
 }
 
-/// `cmdprio_percentage`: reads,writes (one value for both), 0..=100.
+/// A reads,writes pair of integers in `min..=max` (one value for both; a trims value is
+/// taken and unused), over what the job had: fio's `FIO_OPT_INT` with `off1` and `off2`.
+fn rw_pair(v: &str, kb: u32, min: u64, max: u64, had: [u32; 2]) -> Result<[u32; 2], String> {
+    let mut out = had;
+    each_ddir(v, |d, p| {
+        if d < 2 {
+            out[d] = u32_of(p, kb, min, max)?;
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// `cmdprio_percentage`: 0..=100.
 fn set_cmdprio_percentage(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    let kb = j.kb_base;
-    let mut out = j.cmdprio.percentage;
-    each_ddir(v, |d, p| {
-        if d < 2 {
-            out[d] = u32_of(p, kb, 0, 100)?;
-        }
-        Ok(())
-    })?;
-    j.cmdprio.percentage = out;
+    j.cmdprio.percentage = rw_pair(v, j.kb_base, 0, 100, j.cmdprio.percentage)?;
     Ok(())
 }
 
-/// `cmdprio_class`: reads,writes, 1..=3 (`IOPRIO_MIN_PRIO_CLASS + 1` to `IOPRIO_MAX_PRIO_CLASS`).
+/// `cmdprio_class`: 1..=3 (`IOPRIO_MIN_PRIO_CLASS + 1` to `IOPRIO_MAX_PRIO_CLASS`).
 fn set_cmdprio_class(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    let kb = j.kb_base;
-    let mut out = j.cmdprio.class;
-    each_ddir(v, |d, p| {
-        if d < 2 {
-            out[d] = u32_of(p, kb, 1, 3)?;
-        }
-        Ok(())
-    })?;
-    j.cmdprio.class = out;
+    j.cmdprio.class = rw_pair(v, j.kb_base, 1, 3, j.cmdprio.class)?;
     Ok(())
 }
 
-/// `cmdprio`: reads,writes, 0..=7 (`IOPRIO_MIN_PRIO` to `IOPRIO_MAX_PRIO`).
+/// `cmdprio`: 0..=7 (`IOPRIO_MIN_PRIO` to `IOPRIO_MAX_PRIO`).
 fn set_cmdprio(j: &mut JobSpec, _: &'static OptionDesc, v: &str) -> Result<(), String> {
-    let kb = j.kb_base;
-    let mut out = j.cmdprio.level;
-    each_ddir(v, |d, p| {
-        if d < 2 {
-            out[d] = u32_of(p, kb, 0, 7)?;
-        }
-        Ok(())
-    })?;
-    j.cmdprio.level = out;
+    j.cmdprio.level = rw_pair(v, j.kb_base, 0, 7, j.cmdprio.level)?;
     Ok(())
 }
 

@@ -122,6 +122,24 @@ fn blksim_json(rel: &str, format: &str) -> Value {
     first_json(&checked(o, &what), &what)
 }
 
+/// The same options through real fio on `file` in `d` and through blksim on null_blk.
+fn fio_and_blksim(d: &Path, args: &[String], file: &str) -> (Output, Output) {
+    let f = fio()
+        .current_dir(d)
+        .args(args)
+        .arg(format!("--filename={file}"))
+        .output()
+        .unwrap();
+    let s = blksim()
+        .current_dir(d)
+        .arg("run")
+        .args(args)
+        .arg("--device=null_blk")
+        .output()
+        .unwrap();
+    (f, s)
+}
+
 const DDIRS: [&str; 3] = ["read", "write", "trim"];
 
 fn u(v: &Value) -> u64 {
@@ -1014,19 +1032,7 @@ fn max_latency_ends_the_job_as_fio() {
             "--max_latency=1".into(),
             "--output-format=json".into(),
         ];
-        let f = fio()
-            .current_dir(&d)
-            .args(&args)
-            .arg("--filename=ml.dat")
-            .output()
-            .unwrap();
-        let s = blksim()
-            .current_dir(&d)
-            .arg("run")
-            .args(&args)
-            .arg("--device=null_blk")
-            .output()
-            .unwrap();
+        let (f, s) = fio_and_blksim(&d, &args, "ml.dat");
         assert_eq!(f.status.code(), Some(1), "{engine}: fio");
         assert_eq!(s.status.code(), Some(1), "{engine}: blksim");
         let (fo, so) = (text(&f.stdout), text(&s.stdout));
@@ -1343,19 +1349,7 @@ fn ignore_error_lists_match_fio() {
                 "--output-format=json".into(),
             ];
             let _ = std::fs::remove_file(d.join("ie.dat"));
-            let f = fio()
-                .current_dir(&d)
-                .args(&args)
-                .arg("--filename=ie.dat")
-                .output()
-                .unwrap();
-            let s = blksim()
-                .current_dir(&d)
-                .arg("run")
-                .args(&args)
-                .arg("--device=null_blk")
-                .output()
-                .unwrap();
+            let (f, s) = fio_and_blksim(&d, &args, "ie.dat");
             assert_eq!(summary(&f), summary(&s), "{engine} ignore_error={list}");
         }
     }
