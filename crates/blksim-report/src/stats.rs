@@ -245,6 +245,21 @@ impl LatStat {
     }
 }
 
+/// A priority's sample of an I/O: `add_clat_sample`'s, or `add_lat_sample`'s with
+/// `lat_percentiles` (only jobs whose engine gives priorities of their own get here).
+#[cold]
+#[inline(never)]
+fn record_prio(o: &StatsOptions, d: &mut DirStats, prio: u16, slat_ns: u64, clat_ns: u64) {
+    let p = &mut d.prios[prio as usize].lat;
+    if o.lat_percentiles {
+        if !o.disable_lat {
+            p.add(slat_ns + clat_ns);
+        }
+    } else if !o.disable_clat {
+        p.add(clat_ns);
+    }
+}
+
 /// One I/O priority's latencies in a direction (`struct clat_prio_stat`): completion
 /// latencies, or total latencies with `lat_percentiles` (fio keeps the `clat_` names for
 /// both), with their histogram when percentiles are on.
@@ -578,6 +593,7 @@ impl JobStats {
 
     /// [`Self::record_io`] of an I/O that took priority `prio` (an index of the direction's
     /// [`Self::set_prios`]; 0, the job's own, when it has none).
+    #[inline]
     pub fn record_io_prio(
         &mut self,
         ddir: usize,
@@ -614,15 +630,7 @@ impl JobStats {
             d.clat.add(clat_ns);
         }
         if !d.prios.is_empty() {
-            // `add_clat_sample` adds the priority's sample, or `add_lat_sample` with
-            // `lat_percentiles`.
-            if o.lat_percentiles {
-                if !disable_lat {
-                    d.prios[prio as usize].lat.add(slat_ns + clat_ns);
-                }
-            } else if !disable_clat {
-                d.prios[prio as usize].lat.add(clat_ns);
-            }
+            record_prio(o, d, prio, slat_ns, clat_ns);
         }
         d.io_bytes += bytes;
         d.total_ios += 1;

@@ -283,7 +283,7 @@ impl Sim {
             }
             // `latency_target` waits for the I/Os in flight before a new window
             // (`io_u_quiesce`), and clears the statistics before the final one.
-            if let Some(next) = task.lat_quiesce.filter(|_| task.loop_checks) {
+            if let Some(next) = task.lat_quiesce {
                 if !task.pending.is_empty() {
                     self.commit(t, now);
                     continue;
@@ -555,11 +555,13 @@ impl Sim {
             }
             // The engine's priority draw (`fio_cmdprio_set_ioprio`), for reads and writes:
             // an async engine's trim is an ioctl that never reaches it.
-            let (ioprio, prio_index) = match task.cmdprio.as_mut() {
-                Some(c) if !sync_trim => c.draw(io.ddir, io.len),
-                _ => None,
+            let mut ioprio = (task.ioprio, 0);
+            if let Some(c) = task.cmdprio.as_mut() {
+                if !sync_trim {
+                    ioprio = c.draw(io.ddir, io.len).unwrap_or(ioprio);
+                }
             }
-            .unwrap_or((task.ioprio, 0));
+            let (ioprio, prio_index) = ioprio;
             let id = task.ious.insert(IoUnit {
                 ddir: io.ddir,
                 offset: io.offset,
@@ -1104,6 +1106,8 @@ impl Sim {
         let task = &mut self.tasks[t];
         let mut failed: Vec<IoUnit> = Vec::new();
         let mut exceeded: Option<(IoUnit, Ns, Ns)> = None;
+        // Jobs that look at each I/O's latency or count their rate: one flag on the path.
+        let watch = task.latency_checks || task.min_rate.is_some();
         if let Some(m) = task.min_rate.as_mut() {
             m.comp_time = now;
         }
@@ -1164,16 +1168,12 @@ impl Sim {
                 let clat = now.saturating_sub(io.issue);
                 task.stats
                     .record_io_prio(io.ddir.idx(), now, io.len, slat, clat, io.prio_index);
-                if task.latency_checks {
-                    if let Some((lat, max)) = latency_checks(task, &io, now) {
+                if watch {
+                    if let Some((lat, max)) = watch_io(task, &io, now) {
                         exceeded.get_or_insert((io, lat, max));
                     }
                 }
                 task.rw_completed(now, io.len);
-                // Departure: fio leaves a `verify_backlog` read out of `this_io_bytes`.
-                if let Some(m) = task.min_rate.as_mut() {
-                    m.done(io.ddir.idx(), io.len);
-                }
                 if let Some(l) = task.logs.as_mut() {
                     let ep = task.stats.start_ns;
                     if task.stats.opts.stats && now >= ep {
@@ -1414,12 +1414,20 @@ impl Sim {
     }
 }
 
-/// `account_io_completion`'s checks of an I/O's latency (from its `start_time`) against
-/// `max_latency` and `latency_target`, once the ramp is over: the latency and the limit
-/// when it ends the job (`lat_fatal`).
+/// A completed I/O of a job that watches its I/Os: counted for `rate_min`
+/// (`this_io_bytes`), and `account_io_completion`'s checks of its latency (from its
+/// `start_time`) against `max_latency` and `latency_target`, once the ramp is over: the
+/// latency and the limit when it ends the job (`lat_fatal`).
 #[cold]
 #[inline(never)]
-fn latency_checks(task: &mut Task, io: &IoUnit, now: Ns) -> Option<(Ns, Ns)> {
+fn watch_io(task: &mut Task, io: &IoUnit, now: Ns) -> Option<(Ns, Ns)> {
+    // Departure: fio leaves a `verify_backlog` read out of `this_io_bytes`.
+    if let Some(m) = task.min_rate.as_mut() {
+        m.done(io.ddir.idx(), io.len);
+    }
+    if !task.latency_checks {
+        return None;
+    }
     let o = &task.stats.opts;
     if !o.stats || o.disable_lat || now < task.stats.start_ns {
         return None;
