@@ -140,6 +140,22 @@ fn fio_and_blksim(d: &Path, args: &[String], file: &str) -> (Output, Output) {
     (f, s)
 }
 
+/// blksim on a 1 MiB null-engine job with `extra` options (for the refusals).
+fn small_null_job(d: &Path, extra: &[&str]) -> Output {
+    blksim()
+        .current_dir(d)
+        .args([
+            "run",
+            "--device=null_blk",
+            "--name=m",
+            "--ioengine=null",
+            "--size=1m",
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 const DDIRS: [&str; 3] = ["read", "write", "trim"];
 
 fn u(v: &Value) -> u64 {
@@ -1151,18 +1167,7 @@ fn rate_min_ends_a_slow_job_as_fio() {
         .args(extra)
         .output()
         .unwrap();
-    let s = blksim()
-        .current_dir(&d)
-        .args([
-            "run",
-            "--device=null_blk",
-            "--name=m",
-            "--ioengine=null",
-            "--size=1m",
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
+    let s = small_null_job(&d, &extra);
     assert_eq!(f.status.code(), Some(1));
     assert!(text(&f.stderr).contains("minimum rate exceeds rate, ddir 0"));
     assert_ne!(s.status.code(), Some(0));
@@ -1325,18 +1330,7 @@ fn thinktime_spin_is_cpu_time_as_in_fio() {
         });
         assert!(matched, "spin {spin}: {last}");
     }
-    let s = blksim()
-        .current_dir(&d)
-        .args([
-            "run",
-            "--device=null_blk",
-            "--name=m",
-            "--ioengine=null",
-            "--size=1m",
-        ])
-        .args(["--thinktime=2000", "--thinktime_spin=2000"])
-        .output()
-        .unwrap();
+    let s = small_null_job(&d, &["--thinktime=2000", "--thinktime_spin=2000"]);
     assert_ne!(s.status.code(), Some(0));
     assert!(text(&s.stderr).contains("thinktime_spin must be below thinktime"));
 }
