@@ -107,7 +107,8 @@ fn little(job: &Value, depth: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// `io_bytes ≤ rate × (runtime + 1 ms) + (iodepth + 1) × max bs` per rated direction.
+/// `io_bytes ≤ rate × (runtime + 1 ms) + (iodepth + 1) × max bs` per rated direction (the
+/// largest size the direction's I/Os can take).
 fn rate(job: &Value, j: &JobSpec) -> Result<(), String> {
     if j.rate_poisson || j.verify.is_some() || j.replay.file.is_some() {
         return Ok(());
@@ -120,7 +121,13 @@ fn rate(job: &Value, j: &JobSpec) -> Result<(), String> {
             (bps, _) => bps,
         };
         let bytes = job[*name]["io_bytes"].as_f64().unwrap_or(0.0);
-        let slack = (f64::from(j.iodepth.max(1)) + 1.0) * j.bs[d].max as f64;
+        // With `bs_is_seq_rand` a direction's I/O takes the read or the write sizes.
+        let max_bs = if j.bs_is_seq_rand {
+            j.bs[0].max.max(j.bs[1].max)
+        } else {
+            j.bs[d].max
+        };
+        let slack = (f64::from(j.iodepth.max(1)) + 1.0) * max_bs as f64;
         let limit = bps as f64 * (runtime_ms + 1.0) / 1e3 + slack;
         if bytes > limit * (1.0 + 1e-9) {
             return Err(format!(
