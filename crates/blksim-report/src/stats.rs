@@ -551,10 +551,10 @@ impl JobStats {
     }
 
     /// The priorities a direction's I/O may take (`init_cmdprio_values`, `init_ts_clat_prio`):
-    /// the job's own first, then each other value once; `prio` of
+    /// the job's own ([`Self::ioprio`]) first, then each other value once; `prio` of
     /// [`Self::record_io_prio`] indexes this list. None of them for a direction without.
-    pub fn set_prios(&mut self, ddir: usize, ioprio: u32, others: &[u32]) {
-        self.ioprio = ioprio;
+    pub fn set_prios(&mut self, ddir: usize, others: &[u32]) {
+        let ioprio = self.ioprio;
         let hist = self.opts.clat_percentiles || self.opts.lat_percentiles;
         let d = &mut self.dir[ddir];
         d.prios.clear();
@@ -571,12 +571,10 @@ impl JobStats {
         }
     }
 
-    /// `reset_all_stats` and `reset_io_stats` at `start_ns`, in the middle of a job: empty
-    /// statistics counting from then (no ramp), kept by the same priorities.
-    pub fn cleared(&self, start_ns: u64) -> JobStats {
-        let mut opts = self.opts.clone();
-        opts.ramp_ns = 0;
-        let mut out = JobStats::new(start_ns, &opts);
+    /// Empty statistics for a job (re)starting at `start_ns` with `opts`, kept by the same
+    /// priorities: at the job's start, and at `reset_all_stats` in its middle.
+    pub fn restarted(&self, start_ns: u64, opts: &StatsOptions) -> JobStats {
+        let mut out = JobStats::new(start_ns, opts);
         out.ioprio = self.ioprio;
         for (d, s) in out.dir.iter_mut().zip(&self.dir) {
             d.prios = s

@@ -530,18 +530,18 @@ impl Sim {
                 lo
             };
             let mut stats = JobStats::new(0, &opts);
+            stats.ioprio = spec.ioprio_value();
             let cmdprio = cmdprio::CmdPrio::new(
                 spec,
                 seeds.seeds[blksim_workload::frand::off::PRIO_CMDS],
-                spec.ioprio_value(),
+                stats.ioprio,
             )
             .map(|(c, lists)| {
                 for (d, list) in lists.iter().enumerate() {
-                    stats.set_prios(d, spec.ioprio_value(), list.get(1..).unwrap_or(&[]));
+                    stats.set_prios(d, list.get(1..).unwrap_or(&[]));
                 }
                 Box::new(c)
             });
-            stats.ioprio = spec.ioprio_value();
             tasks.push(Task {
                 setup_failure: match &job_failure {
                     // fio's lines, then blksim's, which names the job file line.
@@ -692,8 +692,8 @@ impl Sim {
                     || (0..3).any(|d| spec.rate_min[d] > 0 || spec.rate_iops_min[d] > 0),
                 latency_checks: spec.latency_target_ns > 0
                     || spec.max_latency_ns.iter().any(|&m| m > 0),
-                // `lat_target_init`: the search starts at depth 1.
-                qd_limit: if spec.latency_target_ns > 0 { 1 } else { depth },
+                // The search's depth once the job starts (`lat_target_init` in `task_start`).
+                qd_limit: depth,
                 rate_failures: Vec::new(),
                 serialize_overlap: spec.effective_serialize_overlap(),
                 exit_what: spec.exit_what,

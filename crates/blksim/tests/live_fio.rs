@@ -705,17 +705,7 @@ fn unaligned_direct_io_fails_with_einval_as_in_fio() {
             "--output-format=json".into(),
         ];
         let _ = std::fs::remove_file(scratch().join("dio.dat"));
-        let f = fio()
-            .args(&opts)
-            .arg("--filename=dio.dat")
-            .output()
-            .unwrap();
-        let s = blksim()
-            .arg("run")
-            .args(&opts)
-            .arg("--device=null_blk")
-            .output()
-            .unwrap();
+        let (f, s) = fio_and_blksim(&scratch(), &opts, "dio.dat");
         assert_eq!(f.status.code(), Some(1), "{engine}: fio");
         assert_eq!(s.status.code(), Some(1), "{engine}: blksim");
         let (fj, sj) = (

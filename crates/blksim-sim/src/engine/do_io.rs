@@ -21,6 +21,7 @@ impl Sim {
         if let Some(l) = task.lat_target.as_mut() {
             l.init(now, 0);
         }
+        task.lat_qd_moved();
         if let Some(ss) = task.ss.as_mut() {
             ss.set_epoch(now);
         }
@@ -32,13 +33,8 @@ impl Sim {
         if let Some(l) = task.iolog.as_mut() {
             l.start(now);
         }
-        // Fresh statistics from the start, keeping the priorities they are kept by.
-        let mut stats = JobStats::new(now, &task.stats_opts);
-        stats.ioprio = task.stats.ioprio;
-        for (d, old) in stats.dir.iter_mut().zip(&mut task.stats.dir) {
-            d.prios = std::mem::take(&mut old.prios);
-        }
-        task.stats = stats;
+        // Fresh statistics from the start, kept by the same priorities.
+        task.stats = task.stats.restarted(now, &task.stats_opts);
         // fio sets the ring up (and an SQPOLL ring's thread starts) when the job starts,
         // after its startdelay.
         task.sq_last = now;

@@ -75,26 +75,20 @@ impl MinRate {
             if spent < self.cycle_ms || spent == 0 {
                 return None;
             }
+            // Bytes against `rate_min` if given, else I/Os against `rate_iops_min`.
+            let per_s = |now: u64, last: u64| now.wrapping_sub(last).wrapping_mul(1000) / spent;
             if self.bytes_min[d] > 0 {
-                let rate = self.bytes[d]
-                    .wrapping_sub(self.last_bytes[d])
-                    .wrapping_mul(1000)
-                    / spent;
-                if rate < self.bytes_min[d] {
-                    return Some(format!(
-                        "{name}: rate_min={}B/s not met, got {rate}B/s",
-                        self.bytes_min[d]
-                    ));
+                let got = per_s(self.bytes[d], self.last_bytes[d]);
+                if got < self.bytes_min[d] {
+                    let min = self.bytes_min[d];
+                    return Some(format!("{name}: rate_min={min}B/s not met, got {got}B/s"));
                 }
             } else {
-                let iops = self.blocks[d]
-                    .wrapping_sub(self.last_blocks[d])
-                    .wrapping_mul(1000)
-                    / spent;
-                if iops < self.iops_min[d] {
+                let got = per_s(self.blocks[d], self.last_blocks[d]);
+                if got < self.iops_min[d] {
+                    let min = self.iops_min[d];
                     return Some(format!(
-                        "{name}: rate_iops_min={} not met, got {iops} IOPS",
-                        self.iops_min[d]
+                        "{name}: rate_iops_min={min} not met, got {got} IOPS"
                     ));
                 }
             }

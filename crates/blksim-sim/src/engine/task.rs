@@ -537,7 +537,10 @@ impl Task {
     /// final window): the statistics, `io_blocks`/`io_bytes` and the CPU times start again
     /// at `now`, and `number_ios` counts from here (`exceeds_number_ios` reads `io_blocks`).
     pub(crate) fn reset_all_stats(&mut self, now: Ns) {
-        self.stats = self.stats.cleared(now);
+        // No ramp: they count from now.
+        let mut opts = self.stats.opts.clone();
+        opts.ramp_ns = 0;
+        self.stats = self.stats.restarted(now, &opts);
         let done = self.ss_ios;
         self.ss_ios = 0;
         self.ss_bytes = 0;
